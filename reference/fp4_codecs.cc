@@ -1,0 +1,88 @@
+#include "reference/fp4_codecs.h"
+
+#include <cmath>
+#include <limits>
+
+namespace fp4arena {
+namespace {
+
+constexpr float kE2m1Magnitudes[8] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f};
+
+// Round-half-to-even of a non-negative float that is small enough (< 2^23) for the floor to
+// be exact. Written out instead of std::nearbyint so the result never depends on the
+// thread's floating-point rounding mode.
+int RoundHalfEven(float q) {
+  const float fl = std::floor(q);
+  const float frac = q - fl;  // exact: q and fl share an exponent range below 2^23
+  int n = static_cast<int>(fl);
+  if (frac > 0.5f || (frac == 0.5f && (n & 1) != 0)) ++n;
+  return n;
+}
+
+}  // namespace
+
+float e2m1_decode(uint8_t code) {
+  const float mag = kE2m1Magnitudes[code & 0x7];
+  return (code & 0x8) ? -mag : mag;
+}
+
+uint8_t e2m1_encode_rne(float x) {
+  if (std::isnan(x)) return 0;
+  const uint8_t sign = std::signbit(x) ? 0x8 : 0x0;
+  const float a = std::fabs(x);
+  // Decision points are the midpoints between neighbouring magnitudes; at a tie the even
+  // code (mantissa bit 0) wins, which is why the comparison flips between <= and <.
+  uint8_t mag;
+  if (a <= 0.25f) {
+    mag = 0;  // tie 0 | 0.5 -> 0
+  } else if (a < 0.75f) {
+    mag = 1;  // tie 0.5 | 1 -> 1
+  } else if (a <= 1.25f) {
+    mag = 2;  // tie 1 | 1.5 -> 1
+  } else if (a < 1.75f) {
+    mag = 3;  // tie 1.5 | 2 -> 2
+  } else if (a <= 2.5f) {
+    mag = 4;  // tie 2 | 3 -> 2
+  } else if (a < 3.5f) {
+    mag = 5;  // tie 3 | 4 -> 4
+  } else if (a <= 5.0f) {
+    mag = 6;  // tie 4 | 6 -> 4
+  } else {
+    mag = 7;  // saturates, infinities included
+  }
+  return sign | mag;
+}
+
+float e4m3_decode(uint8_t code) {
+  if (e4m3_is_nan(code)) return std::numeric_limits<float>::quiet_NaN();
+  const int exp = (code >> 3) & 0xF;
+  const int man = code & 0x7;
+  const float mag = exp == 0 ? std::ldexp(static_cast<float>(man), -9)
+                             : std::ldexp(static_cast<float>(8 + man), exp - 10);
+  return (code & 0x80) ? -mag : mag;
+}
+
+uint8_t e4m3_encode_rne(float x) {
+  if (std::isnan(x)) return 0x7F;
+  const uint8_t sign = std::signbit(x) ? 0x80 : 0x00;
+  const float a = std::fabs(x);
+  if (a >= 448.0f) return sign | 0x7E;  // saturating, also for infinities
+  if (a < 0x1p-6f) {
+    // Subnormal range, quantum 2^-9. A count of 8 quanta is exactly code 0x08 (2^-6), so
+    // rounding up into the first normal binade needs no special case.
+    return sign | static_cast<uint8_t>(RoundHalfEven(a * 512.0f));
+  }
+  int e2;
+  std::frexp(a, &e2);                           // a = f * 2^e2, f in [0.5, 1)
+  const int e = e2 - 1;                         // a in [2^e, 2^(e+1)), e in [-6, 8]
+  int m = RoundHalfEven(std::ldexp(a, 3 - e));  // 8..16 quanta of 2^(e-3)
+  int biased = e + 7;
+  if (m == 16) {
+    m = 8;
+    ++biased;
+  }
+  // a < 448 keeps this at or below 0x7E: at e = 8, m <= 14.
+  return sign | static_cast<uint8_t>((biased << 3) | (m - 8));
+}
+
+}  // namespace fp4arena
