@@ -1,0 +1,127 @@
+#include "harness/ipc.h"
+
+#include <poll.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+namespace fp4arena {
+namespace {
+
+bool write_all(int fd, const void* data, size_t n, std::string* err) {
+  const char* p = static_cast<const char*>(data);
+  while (n > 0) {
+    ssize_t w = write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      *err = std::string("write to peer failed: ") + std::strerror(errno);
+      return false;
+    }
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+  return true;
+}
+
+// Reads exactly n bytes before `deadline`.
+RecvStatus read_all(int fd, void* data, size_t n, std::chrono::steady_clock::time_point deadline,
+                    bool forever, std::string* err) {
+  char* p = static_cast<char*>(data);
+  while (n > 0) {
+    int wait_ms = -1;
+    if (!forever) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      deadline - std::chrono::steady_clock::now())
+                      .count();
+      if (left <= 0) return RecvStatus::kTimeout;
+      wait_ms = static_cast<int>(left);
+    }
+    pollfd pfd{fd, POLLIN, 0};
+    int pr = poll(&pfd, 1, wait_ms);
+    if (pr < 0 && errno == EINTR) continue;
+    if (pr < 0) {
+      *err = std::string("poll failed: ") + std::strerror(errno);
+      return RecvStatus::kError;
+    }
+    if (pr == 0) return RecvStatus::kTimeout;
+    ssize_t r = read(fd, p, n);
+    if (r < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (r == 0) return RecvStatus::kClosed;
+    if (r < 0) {
+      if (errno == ECONNRESET) return RecvStatus::kClosed;
+      *err = std::string("read failed: ") + std::strerror(errno);
+      return RecvStatus::kError;
+    }
+    p += r;
+    n -= static_cast<size_t>(r);
+  }
+  return RecvStatus::kOk;
+}
+
+}  // namespace
+
+bool send_message(int fd, const nlohmann::json& msg, std::string* err) {
+  std::string body = msg.dump();
+  uint32_t len = static_cast<uint32_t>(body.size());
+  unsigned char hdr[4] = {uint8_t(len), uint8_t(len >> 8), uint8_t(len >> 16), uint8_t(len >> 24)};
+  return write_all(fd, hdr, 4, err) && write_all(fd, body.data(), body.size(), err);
+}
+
+RecvStatus recv_message(int fd, int timeout_ms, nlohmann::json* msg, std::string* err) {
+  bool forever = timeout_ms < 0;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  unsigned char hdr[4];
+  RecvStatus st = read_all(fd, hdr, 4, deadline, forever, err);
+  if (st != RecvStatus::kOk) return st;
+  uint32_t len = hdr[0] | hdr[1] << 8 | hdr[2] << 16 | uint32_t(hdr[3]) << 24;
+  if (len > (64u << 20)) {
+    *err = "message too large (" + std::to_string(len) + " bytes): corrupt channel";
+    return RecvStatus::kError;
+  }
+  std::string body(len, '\0');
+  st = read_all(fd, &body[0], len, deadline, forever, err);
+  if (st != RecvStatus::kOk) return st;
+  try {
+    *msg = nlohmann::json::parse(body);
+  } catch (const nlohmann::json::exception& e) {
+    *err = std::string("malformed message: ") + e.what();
+    return RecvStatus::kError;
+  }
+  return RecvStatus::kOk;
+}
+
+SharedRegion::~SharedRegion() {
+  if (data_) munmap(data_, size_);
+  if (fd_ >= 0) close(fd_);
+}
+
+bool SharedRegion::create(size_t bytes, std::string* err) {
+  fd_ = memfd_create("fp4arena-io", MFD_CLOEXEC);
+  if (fd_ < 0) {
+    *err = std::string("memfd_create failed: ") + std::strerror(errno);
+    return false;
+  }
+  if (ftruncate(fd_, static_cast<off_t>(bytes)) != 0) {
+    *err =
+        "cannot size shared memory to " + std::to_string(bytes) + " bytes: " + std::strerror(errno);
+    return false;
+  }
+  return attach(fd_, bytes, err);
+}
+
+bool SharedRegion::attach(int fd, size_t bytes, std::string* err) {
+  fd_ = fd;
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (p == MAP_FAILED) {
+    *err = std::string("mmap of shared memory failed: ") + std::strerror(errno);
+    return false;
+  }
+  data_ = static_cast<uint8_t*>(p);
+  size_ = bytes;
+  return true;
+}
+
+}  // namespace fp4arena

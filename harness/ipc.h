@@ -1,0 +1,48 @@
+// The judge <-> worker channel: length-prefixed JSON messages over a stream socket for
+// control, and one shared-memory region (memfd) for the bulk bytes of inputs and outputs.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace fp4arena {
+
+/// Sends one message; false + *err on failure (peer gone, ...).
+bool send_message(int fd, const nlohmann::json& msg, std::string* err);
+
+enum class RecvStatus { kOk, kTimeout, kClosed, kError };
+
+/// Waits up to `timeout_ms` (negative: forever) for one whole message.
+RecvStatus recv_message(int fd, int timeout_ms, nlohmann::json* msg, std::string* err);
+
+/// An anonymous shared-memory region (memfd) mapped read-write.
+class SharedRegion {
+ public:
+  SharedRegion() = default;
+  ~SharedRegion();
+  SharedRegion(const SharedRegion&) = delete;
+  SharedRegion& operator=(const SharedRegion&) = delete;
+
+  /// Creates and maps `bytes` bytes; the fd is close-on-exec.
+  bool create(size_t bytes, std::string* err);
+  /// Maps an inherited fd of `bytes` bytes.
+  bool attach(int fd, size_t bytes, std::string* err);
+
+  uint8_t* data() const { return data_; }
+  size_t size() const { return size_; }
+  int fd() const { return fd_; }
+
+ private:
+  int fd_ = -1;
+  uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+/// Fixed descriptor numbers in the worker.
+constexpr int kWorkerSocketFd = 3;
+constexpr int kWorkerShmFd = 4;
+
+}  // namespace fp4arena

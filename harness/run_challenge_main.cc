@@ -1,0 +1,183 @@
+// run_challenge: the command line a kernel author types. It only parses options and hands
+// them to the judge library; exit codes are listed in README.md and harness/judge.h.
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "harness/judge.h"
+#include "harness/spec.h"
+
+namespace {
+
+using fp4arena::ExitCode;
+
+struct CliOptions {
+  std::string challenge_dir;
+  std::string solution;
+  std::string language = "cuda";
+  std::string action = "run";
+  int device = 0;
+  std::string arch;
+  std::vector<std::string> cases;
+  bool json = false;
+  std::string output;
+  std::string results_dir = "results";
+  std::string author;
+  bool no_yardstick = false;
+  bool no_progress = false;
+  double timeout = 0;
+  std::string cache_dir;
+};
+
+int code(ExitCode c) {
+  return static_cast<int>(c);
+}
+
+bool is_dir(const std::string& p) {
+  struct stat st;
+  return stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+// --action list: every folder under DIR (default: ./challenges) holding a spec.json.
+int list_challenges(const CliOptions& o) {
+  std::string root = o.challenge_dir.empty() ? "challenges" : o.challenge_dir;
+  fp4arena::Spec single;
+  std::string err;
+  if (fp4arena::load_spec(root, &single, &err)) root = root + "/..";
+  DIR* d = opendir(root.c_str());
+  if (!d) {
+    std::cerr << "run_challenge: --action list: '" << root
+              << "' is not a folder (give the challenges folder or run from the repository root)\n";
+    return code(ExitCode::kUsage);
+  }
+  std::vector<std::string> names;
+  while (dirent* e = readdir(d)) {
+    if (e->d_name[0] != '.' && is_dir(root + "/" + e->d_name)) names.push_back(e->d_name);
+  }
+  closedir(d);
+  std::sort(names.begin(), names.end());
+  int found = 0;
+  for (const std::string& n : names) {
+    fp4arena::Spec s;
+    if (!fp4arena::load_spec(root + "/" + n, &s, &err)) {
+      if (err.find("cannot open") == std::string::npos) std::cerr << "warning: " << err << "\n";
+      continue;
+    }
+    ++found;
+    std::cout << root << "/" << n << "  " << s.name << " (spec v" << s.spec_version
+              << "): " << s.title << "\n    " << s.tests.size() << " tests, benchmarks:";
+    for (const auto& b : s.benchmarks) {
+      std::cout << " " << b.name << " (";
+      bool first = true;
+      for (const auto& dim : s.dims) {
+        std::cout << (first ? "" : " ") << dim.name << "=" << b.dims.at(dim.name);
+        first = false;
+      }
+      std::cout << ")";
+    }
+    std::cout << "\n";
+  }
+  if (!found)
+    std::cerr << "run_challenge: no challenge (folder with spec.json) under " << root << "\n";
+  return found ? 0 : code(ExitCode::kUsage);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CliOptions o;
+  CLI::App app{
+      "fp4arena judge: compile a CUDA solution, validate it against the challenge's FP32 "
+      "oracle on every test case, and time its benchmarks.\n\n"
+      "  run_challenge challenges/nvfp4_matmul --solution my.cu --action run\n\n"
+      "Exit codes: 0 passed, 1 a case failed, 2 bad usage or spec, 3 compile error,\n"
+      "4 crash/CUDA error/timeout in solve(), 5 no GPU (compiled and checked only),\n"
+      "6 internal judge error.",
+      "run_challenge"};
+  app.add_option("challenge", o.challenge_dir,
+                 "Challenge folder holding spec.json (e.g. challenges/nvfp4_matmul); for "
+                 "--action list, the folder of challenges (default: challenges)");
+  app.add_option("-s,--solution", o.solution, "The solution's .cu file (one file)");
+  app.add_option("-l,--language", o.language, "Solution language; only 'cuda' is supported")
+      ->capture_default_str();
+  app.add_option("-a,--action", o.action,
+                 "check: compile and check the signature (no GPU needed); run: every test and "
+                 "a quick benchmark; submit: the full scoring run, writes a JSON record; list: "
+                 "list challenges")
+      ->check(CLI::IsMember({"check", "run", "submit", "list"}))
+      ->capture_default_str();
+  app.add_option("-d,--device", o.device, "CUDA device index")->capture_default_str();
+  app.add_option("--arch", o.arch,
+                 "Compile for this architecture (sm_90a, sm_100a, ...); default: the device's "
+                 "own, or sm_90a without a GPU");
+  app.add_option("-c,--case", o.cases, "Only run this case (repeatable)");
+  app.add_flag("--json", o.json,
+               "Print the record as JSON on stdout (the summary stays on stderr)");
+  app.add_option("-o,--output", o.output,
+                 "submit: write the record here instead of results/<challenge>/<device>/");
+  app.add_option("--results", o.results_dir, "submit: the results folder")->capture_default_str();
+  app.add_option("--author", o.author, "Author recorded in the submit record");
+  app.add_flag("--no-yardstick", o.no_yardstick, "submit: skip the cuBLAS FP16 comparison");
+  app.add_flag("--no-progress", o.no_progress, "No live progress line on stderr");
+  app.add_option("--timeout", o.timeout, "Per-call time limit in seconds (default: the spec's)");
+  app.add_option("--cache-dir", o.cache_dir,
+                 "Compiled-solution cache (default: $FP4ARENA_CACHE_DIR or ~/.cache/fp4arena)");
+  app.set_version_flag("--version", std::string("run_challenge (fp4arena) ") + FP4ARENA_VERSION);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return code(ExitCode::kUsage);
+  }
+
+  if (o.action == "list") return list_challenges(o);
+  if (o.language != "cuda") {
+    std::cerr << "run_challenge: --language: only 'cuda' is supported, got '" << o.language
+              << "'\n";
+    return code(ExitCode::kUsage);
+  }
+  if (o.challenge_dir.empty()) {
+    std::cerr << "run_challenge: missing the challenge folder (e.g. challenges/nvfp4_matmul); "
+                 "see --help\n";
+    return code(ExitCode::kUsage);
+  }
+  if (o.solution.empty()) {
+    std::cerr << "run_challenge: --solution: missing; give the .cu file to judge\n";
+    return code(ExitCode::kUsage);
+  }
+  if (o.timeout < 0) {
+    std::cerr << "run_challenge: --timeout: expected a positive number of seconds\n";
+    return code(ExitCode::kUsage);
+  }
+  while (o.challenge_dir.size() > 1 && o.challenge_dir.back() == '/') o.challenge_dir.pop_back();
+
+  fp4arena::JudgeOptions j;
+  j.challenge_dir = o.challenge_dir;
+  j.solution_path = o.solution;
+  j.action = o.action;
+  j.device = o.device;
+  j.arch = o.arch;
+  j.cases = o.cases;
+  j.output_path = o.output;
+  j.results_dir = o.results_dir;
+  j.author = o.author;
+  j.yardstick = !o.no_yardstick;
+  j.progress = !o.no_progress;
+  j.call_timeout_seconds = o.timeout;
+  j.cache_dir = o.cache_dir;
+  fp4arena::JudgeOutcome out = fp4arena::judge(j, std::cerr);
+  if (o.json && !out.record.is_null()) std::cout << out.record.dump(2) << "\n";
+  return code(out.code);
+}

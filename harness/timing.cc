@@ -1,0 +1,35 @@
+#include "harness/timing.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace fp4arena {
+
+TimingStats summarize(const std::vector<double>& ms) {
+  TimingStats s;
+  s.samples = static_cast<int>(ms.size());
+  if (ms.empty()) return s;
+  std::vector<double> v = ms;
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  s.median_ms = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  s.min_ms = v.front();
+  s.max_ms = v.back();
+  double sum = 0;
+  for (double x : v) sum += x;
+  s.mean_ms = sum / double(n);
+  double ss = 0;
+  for (double x : v) ss += (x - s.mean_ms) * (x - s.mean_ms);
+  s.std_ms = n > 1 ? std::sqrt(ss / double(n - 1)) : 0;
+  s.rse = n > 1 && s.mean_ms > 0 ? s.std_ms / std::sqrt(double(n)) / s.mean_ms : 1.0;
+  return s;
+}
+
+bool should_stop(const std::vector<double>& ms, const TimingSpec& t, double elapsed_seconds) {
+  int n = static_cast<int>(ms.size());
+  if (n >= t.max_samples) return true;
+  if (n >= 1 && elapsed_seconds >= t.max_seconds) return true;
+  return n >= t.min_samples && summarize(ms).rse <= t.target_rse;
+}
+
+}  // namespace fp4arena

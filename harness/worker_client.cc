@@ -1,0 +1,210 @@
+#include "harness/worker_client.h"
+
+#include <dirent.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <thread>
+#include <vector>
+
+namespace fp4arena {
+namespace {
+
+std::string describe_status(int status) {
+  if (WIFSIGNALED(status)) {
+    int sig = WTERMSIG(status);
+    const char* name = strsignal(sig);
+    return std::string("killed by signal ") + std::to_string(sig) + " (" +
+           (name ? name : "unknown") + ")";
+  }
+  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
+  return "ended (status " + std::to_string(status) + ")";
+}
+
+}  // namespace
+
+int reap_orphans() {
+  int n = 0;
+  pid_t self = getpid();
+  DIR* d = opendir("/proc");
+  if (!d) return 0;
+  std::vector<pid_t> kids;
+  while (dirent* e = readdir(d)) {
+    char* end;
+    long pid = std::strtol(e->d_name, &end, 10);
+    if (*end != '\0' || pid <= 0) continue;
+    std::ifstream stat(std::string("/proc/") + e->d_name + "/stat");
+    std::string line;
+    if (!std::getline(stat, line)) continue;
+    size_t close = line.rfind(')');
+    if (close == std::string::npos) continue;
+    char state;
+    long ppid;
+    if (sscanf(line.c_str() + close + 1, " %c %ld", &state, &ppid) == 2 && ppid == self) {
+      kids.push_back(static_cast<pid_t>(pid));
+    }
+  }
+  closedir(d);
+  for (pid_t k : kids) {
+    kill(k, SIGKILL);
+    waitpid(k, nullptr, 0);
+    ++n;
+  }
+  return n;
+}
+
+std::unique_ptr<WorkerProcess> WorkerProcess::start(const WorkerOptions& opts, std::string* err) {
+  // Processes a worker leaves behind are re-parented to the judge, which then reaps them.
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  std::unique_ptr<WorkerProcess> w(new WorkerProcess());
+  if (!w->shm_.create(opts.shm_bytes, err)) return nullptr;
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+    *err = std::string("socketpair failed: ") + std::strerror(errno);
+    return nullptr;
+  }
+  std::string shm_bytes = std::to_string(opts.shm_bytes);
+  std::string device = std::to_string(opts.device);
+  std::vector<std::string> argv_s = {opts.worker_path, "--so",     opts.so_path, "--shm-bytes",
+                                     shm_bytes,        "--device", device};
+  std::vector<char*> argv;
+  for (auto& a : argv_s) argv.push_back(&a[0]);
+  argv.push_back(nullptr);
+  pid_t pid = fork();
+  if (pid < 0) {
+    *err = std::string("fork failed: ") + std::strerror(errno);
+    close(sv[0]);
+    close(sv[1]);
+    return nullptr;
+  }
+  if (pid == 0) {
+    // Child: its own process group; only the channel and the shared memory are inherited.
+    setpgid(0, 0);
+    int sock = dup(sv[1]);
+    int shm = dup(w->shm_.fd());
+    dup2(sock, kWorkerSocketFd);
+    dup2(shm, kWorkerShmFd);
+    long max_fd = sysconf(_SC_OPEN_MAX);
+    if (max_fd < 0 || max_fd > 65536) max_fd = 65536;
+    for (int fd = kWorkerShmFd + 1; fd < max_fd; ++fd) close(fd);
+    execv(argv[0], argv.data());
+    dprintf(2, "fp4arena: cannot start worker %s: %s\n", argv[0], std::strerror(errno));
+    _exit(127);
+  }
+  setpgid(pid, pid);
+  close(sv[1]);
+  w->sock_ = sv[0];
+  w->pid_ = pid;
+
+  nlohmann::json hello;
+  std::string recv_err;
+  RecvStatus st = recv_message(w->sock_, static_cast<int>(opts.start_timeout_seconds * 1000),
+                               &hello, &recv_err);
+  if (st == RecvStatus::kOk && hello.value("op", "") == "hello") return w;
+  if (st == RecvStatus::kOk && hello.value("op", "") == "fatal") {
+    *err = "worker could not start: " + hello.value("error", std::string("unknown error"));
+  } else if (st == RecvStatus::kTimeout) {
+    *err = "worker did not start within " + std::to_string(int(opts.start_timeout_seconds)) + " s";
+  } else if (st == RecvStatus::kClosed) {
+    CallReply r = w->reap_after_close();
+    *err = "worker could not start: it " + r.detail;
+  } else {
+    *err = "worker could not start: " + recv_err;
+  }
+  w->kill_all();
+  return nullptr;
+}
+
+WorkerProcess::~WorkerProcess() {
+  if (pid_ > 0) {
+    std::string ignored;
+    send_message(sock_, {{"op", "quit"}}, &ignored);
+    for (int i = 0; i < 200; ++i) {  // up to 2 s for a clean exit
+      if (waitpid(pid_, nullptr, WNOHANG) == pid_) {
+        pid_ = -1;
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+  kill_all();
+  if (sock_ >= 0) close(sock_);
+}
+
+void WorkerProcess::kill_all() {
+  if (pid_ > 0) {
+    kill(-pid_, SIGKILL);
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
+  reap_orphans();
+}
+
+CallReply WorkerProcess::reap_after_close() {
+  CallReply r;
+  for (int i = 0; i < 300; ++i) {  // up to 3 s for the process to finish exiting
+    int status = 0;
+    pid_t got = waitpid(pid_, &status, WNOHANG);
+    if (got == pid_) {
+      pid_ = -1;
+      r.outcome = WIFSIGNALED(status) ? CallOutcome::kCrashed : CallOutcome::kEarlyExit;
+      r.detail = describe_status(status);
+      kill_all();
+      return r;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  r.outcome = CallOutcome::kWorkerError;
+  r.detail = "closed its channel to the judge but kept running (killed)";
+  kill_all();
+  return r;
+}
+
+CallReply WorkerProcess::call(const nlohmann::json& request, double timeout_seconds) {
+  CallReply r;
+  if (pid_ <= 0) {
+    r.detail = "worker is not running";
+    return r;
+  }
+  std::string err;
+  if (!send_message(sock_, request, &err)) return reap_after_close();
+  nlohmann::json reply;
+  RecvStatus st = recv_message(sock_, static_cast<int>(timeout_seconds * 1000), &reply, &err);
+  if (st == RecvStatus::kTimeout) {
+    kill_all();
+    r.outcome = CallOutcome::kTimeout;
+    r.detail = "no answer within " + std::to_string(timeout_seconds) + " s (killed)";
+    return r;
+  }
+  if (st == RecvStatus::kClosed) return reap_after_close();
+  if (st == RecvStatus::kError) {
+    kill_all();
+    r.detail = "broken channel: " + err;
+    return r;
+  }
+  if (reply.value("op", "") == "fatal") {
+    kill_all();
+    r.detail = reply.value("error", std::string("worker failed"));
+    return r;
+  }
+  if (!reply.value("ok", false)) {
+    kill_all();
+    r.outcome = CallOutcome::kCudaError;
+    r.detail = reply.value("cuda_error", std::string("CUDA error")) + " (in " +
+               reply.value("where", std::string("solve()")) + ")";
+    return r;
+  }
+  r.outcome = CallOutcome::kOk;
+  r.data = std::move(reply);
+  return r;
+}
+
+}  // namespace fp4arena

@@ -1,0 +1,66 @@
+// The judge's side of a worker: start it in its own process group, send calls with a
+// time limit, and clean up everything it started.
+#pragma once
+
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/ipc.h"
+
+namespace fp4arena {
+
+struct WorkerOptions {
+  std::string worker_path;  ///< the fp4arena_worker executable
+  std::string so_path;      ///< the compiled solution
+  int device = 0;
+  size_t shm_bytes = 0;
+  double start_timeout_seconds = 120;
+};
+
+/// How one call ended, seen from the judge.
+enum class CallOutcome { kOk, kCudaError, kCrashed, kEarlyExit, kTimeout, kWorkerError };
+
+struct CallReply {
+  CallOutcome outcome = CallOutcome::kWorkerError;
+  std::string detail;   ///< the cause in words (signal, exit status, CUDA error, ...)
+  nlohmann::json data;  ///< the worker's reply when outcome is kOk
+};
+
+class WorkerProcess {
+ public:
+  /// Starts a worker and waits for its hello. nullptr + *err when it cannot start (the
+  /// message carries the worker's own fatal error, e.g. a failed dlopen).
+  static std::unique_ptr<WorkerProcess> start(const WorkerOptions& opts, std::string* err);
+  ~WorkerProcess();
+
+  uint8_t* shm() const { return shm_.data(); }
+  size_t shm_size() const { return shm_.size(); }
+  pid_t pid() const { return pid_; }
+  bool alive() const { return pid_ > 0; }
+
+  /// Sends one call request and waits up to `timeout_seconds` for its reply. On any outcome
+  /// but kOk the worker is gone afterwards (killed and reaped) and must be restarted.
+  CallReply call(const nlohmann::json& request, double timeout_seconds);
+
+  /// Kills the worker's whole process group and every other process it left behind.
+  void kill_all();
+
+ private:
+  WorkerProcess() = default;
+  // Waits for the worker to exit after it closed its channel; describes how it ended.
+  CallReply reap_after_close();
+
+  SharedRegion shm_;
+  int sock_ = -1;
+  pid_t pid_ = -1;
+};
+
+/// Kills and reaps every child process of the judge (processes of killed workers that
+/// were re-parented to the judge, which is a child subreaper). Returns how many.
+int reap_orphans();
+
+}  // namespace fp4arena

@@ -1,0 +1,227 @@
+// fp4arena_worker: the only process that loads user code. It receives one call at a time
+// from the judge, copies the call's buffers (with their canaries) from shared memory to
+// fresh device allocations, optionally flushes L2, runs solve() between two events on the
+// launch stream, and copies every buffer back. It never sees an expected output; every
+// check is made by the judge on what comes back.
+//
+// Usage (started by the judge only):
+//   fp4arena_worker --so FILE --shm-bytes N --device D   (fd 3: socket, fd 4: memfd)
+#include <cuda_runtime.h>
+#include <dirent.h>
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "harness/ipc.h"
+
+namespace fp4arena {
+namespace {
+
+using CallFn = void (*)(void* const*);
+using Clock = std::chrono::steady_clock;
+
+int count_threads() {
+  int n = 0;
+  if (DIR* d = opendir("/proc/self/task")) {
+    while (dirent* e = readdir(d)) n += e->d_name[0] != '.';
+    closedir(d);
+  }
+  return n;
+}
+
+double ms_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+[[noreturn]] void fatal(const std::string& what) {
+  std::string ignored;
+  send_message(kWorkerSocketFd, {{"op", "fatal"}, {"error", what}}, &ignored);
+  std::fprintf(stderr, "fp4arena_worker: %s\n", what.c_str());
+  _exit(2);
+}
+
+// Answers a call that hit a CUDA error and exits: the context may be unusable.
+[[noreturn]] void cuda_failure(const char* where, cudaError_t e) {
+  std::string ignored;
+  send_message(kWorkerSocketFd,
+               {{"ok", false},
+                {"cuda_error", std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e)},
+                {"where", where}},
+               &ignored);
+  _exit(3);
+}
+
+struct Worker {
+  SharedRegion shm;
+  CallFn call = nullptr;
+  void* flush = nullptr;
+  size_t flush_bytes = 0;
+  cudaEvent_t start = nullptr, stop = nullptr;
+  bool pinned = false;
+  // The previous call's buffers stay allocated until this call's exist, so no call gets
+  // the addresses of the one before (a solution cannot replay an output by pointer).
+  std::vector<uint8_t*> previous;
+
+  void setup(const std::string& so_path, size_t shm_bytes, int device) {
+    std::string err;
+    if (!shm.attach(kWorkerShmFd, shm_bytes, &err)) fatal(err);
+    cudaError_t e = cudaSetDevice(device);
+    if (e == cudaSuccess) e = cudaFree(nullptr);  // create the context now, not in solve()
+    if (e != cudaSuccess) fatal(std::string("cannot open CUDA device: ") + cudaGetErrorString(e));
+    // Pinned host memory makes the copies fast; pageable still works if pinning fails.
+    pinned = cudaHostRegister(shm.data(), shm.size(), cudaHostRegisterDefault) == cudaSuccess;
+    cudaGetLastError();
+    int l2 = 0;
+    cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device);
+    flush_bytes = std::max<size_t>(size_t(2) * size_t(l2), size_t(64) << 20);
+    if (cudaMalloc(&flush, flush_bytes) != cudaSuccess)
+      fatal("cannot allocate the L2 flush buffer");
+    if (cudaEventCreate(&start) != cudaSuccess || cudaEventCreate(&stop) != cudaSuccess) {
+      fatal("cannot create CUDA events");
+    }
+    // Warm up the runtime's lazy machinery (its helper threads included) before any
+    // solve() runs, so that threads counted around solve() are the solution's own.
+    cudaStream_t s;
+    cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+    cudaMemsetAsync(flush, 0, 4096, s);
+    cudaStreamSynchronize(s);
+    cudaStreamDestroy(s);
+    cudaEventRecord(start);
+    cudaEventRecord(stop);
+    cudaEventSynchronize(stop);
+    if (cudaDeviceSynchronize() != cudaSuccess) fatal("CUDA warm-up failed");
+
+    void* handle = dlopen(so_path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!handle) fatal(std::string("cannot load the solution: ") + dlerror());
+    call = reinterpret_cast<CallFn>(dlsym(handle, "fp4arena_call"));
+    if (!call) fatal("the solution object has no fp4arena_call (not built by fp4arena?)");
+  }
+
+  nlohmann::json run_call(const nlohmann::json& req) {
+    struct Region {
+      size_t offset, total, canary;
+      uint8_t* dev;
+    };
+    std::vector<Region> regions;
+    for (const auto& b : req.at("buffers")) {
+      Region r{b.at("offset"), size_t(b.at("size")) + 2 * size_t(b.at("canary")), b.at("canary"),
+               nullptr};
+      if (r.offset + r.total > shm.size()) fatal("call buffer outside shared memory");
+      cudaError_t e = cudaMalloc(reinterpret_cast<void**>(&r.dev), r.total);
+      if (e != cudaSuccess) cuda_failure("cudaMalloc of an argument buffer", e);
+      e = cudaMemcpy(r.dev, shm.data() + r.offset, r.total, cudaMemcpyHostToDevice);
+      if (e != cudaSuccess) cuda_failure("copy of an argument buffer to the device", e);
+      regions.push_back(r);
+    }
+    for (uint8_t* p : previous) cudaFree(p);
+    previous.clear();
+    // One value slot per parameter; args[i] points at it.
+    std::vector<uint64_t> slots(req.at("args").size());
+    std::vector<void*> args(slots.size());
+    for (size_t i = 0; i < slots.size(); ++i) {
+      const auto& a = req.at("args")[i];
+      args[i] = &slots[i];
+      if (a.contains("buffer")) {
+        uint8_t* p = regions.at(a.at("buffer")).dev + regions.at(a.at("buffer")).canary;
+        std::memcpy(&slots[i], &p, sizeof p);
+      } else if (a.contains("int")) {
+        int v = a.at("int");
+        std::memcpy(&slots[i], &v, sizeof v);
+      } else if (a.contains("float")) {
+        float v = a.at("float");
+        std::memcpy(&slots[i], &v, sizeof v);
+      } else {
+        fatal("unknown argument kind in call");
+      }
+    }
+    if (req.value("flush_l2", false)) {
+      static int fill = 0;
+      cudaMemsetAsync(flush, ++fill & 0xFF, flush_bytes);
+    }
+    cudaError_t e = cudaDeviceSynchronize();
+    if (e != cudaSuccess) cuda_failure("before solve()", e);
+
+    int threads_before = count_threads();
+    cudaEventRecord(start);
+    auto t0 = Clock::now();
+    call(args.data());
+    auto t1 = Clock::now();
+    cudaEventRecord(stop);
+    e = cudaEventSynchronize(stop);
+    auto t2 = Clock::now();
+    if (e != cudaSuccess) cuda_failure("solve()", e);
+    e = cudaDeviceSynchronize();
+    auto t3 = Clock::now();
+    if (e != cudaSuccess) cuda_failure("solve() (work still running after it returned)", e);
+    e = cudaGetLastError();
+    if (e != cudaSuccess) cuda_failure("solve() (a failed launch)", e);
+    int threads_after = count_threads();
+    float event_ms = 0;
+    cudaEventElapsedTime(&event_ms, start, stop);
+
+    for (Region& r : regions) {
+      e = cudaMemcpy(shm.data() + r.offset, r.dev, r.total, cudaMemcpyDeviceToHost);
+      if (e != cudaSuccess) cuda_failure("copy of a buffer back from the device", e);
+      previous.push_back(r.dev);
+    }
+    return {{"ok", true},
+            {"event_ms", event_ms},
+            {"host_call_ms", ms_between(t0, t1)},
+            {"wall_ms", ms_between(t0, t3)},
+            {"busy_after_us", ms_between(t2, t3) * 1000.0},
+            {"threads_before", threads_before},
+            {"threads_after", threads_after}};
+  }
+};
+
+}  // namespace
+}  // namespace fp4arena
+
+int main(int argc, char** argv) {
+  using namespace fp4arena;
+  std::string so;
+  size_t shm_bytes = 0;
+  int device = 0;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string k = argv[i];
+    if (k == "--so") {
+      so = argv[i + 1];
+    } else if (k == "--shm-bytes") {
+      shm_bytes = std::strtoull(argv[i + 1], nullptr, 10);
+    } else if (k == "--device") {
+      device = std::atoi(argv[i + 1]);
+    }
+  }
+  if (so.empty() || shm_bytes == 0) {
+    std::fprintf(stderr, "fp4arena_worker is started by run_challenge, not by hand\n");
+    return 2;
+  }
+  Worker w;
+  w.setup(so, shm_bytes, device);
+  std::string err;
+  if (!send_message(kWorkerSocketFd, {{"op", "hello"}, {"pid", getpid()}, {"pinned", w.pinned}},
+                    &err)) {
+    return 2;
+  }
+  for (;;) {
+    nlohmann::json req;
+    RecvStatus st = recv_message(kWorkerSocketFd, -1, &req, &err);
+    if (st != RecvStatus::kOk) return st == RecvStatus::kClosed ? 0 : 2;
+    std::string op = req.value("op", "");
+    if (op == "quit") return 0;
+    if (op != "call") fatal("unknown request '" + op + "'");
+    nlohmann::json reply;
+    try {
+      reply = w.run_call(req);
+    } catch (const nlohmann::json::exception& e) {
+      fatal(std::string("malformed call: ") + e.what());
+    }
+    if (!send_message(kWorkerSocketFd, reply, &err)) return 2;
+  }
+}
