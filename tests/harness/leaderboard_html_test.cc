@@ -1,0 +1,164 @@
+#include "harness/leaderboard.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace fp4arena {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kRecords = std::string(FP4ARENA_SOURCE_DIR) + "/tests/data/records";
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Runs `command` through the shell and returns its stdout (stderr is left to the test log).
+std::pair<int, std::string> capture(const std::string& command) {
+  std::string out;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return {-1, out};
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) out.append(buf, n);
+  return {pclose(pipe), out};
+}
+
+std::string find_chromium() {
+  if (access("/usr/bin/chromium", X_OK) == 0) return "/usr/bin/chromium";
+  auto [status, path] = capture("command -v chromium 2>/dev/null");
+  while (!path.empty() && (path.back() == '\n' || path.back() == '\r')) path.pop_back();
+  return status == 0 ? path : "";
+}
+
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char ch : s) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return q + "'";
+}
+
+// One <section class="group ..."> ... </section> per group, in page order.
+std::vector<std::string> group_sections(const std::string& dom) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while ((pos = dom.find("<section class=\"group", pos)) != std::string::npos) {
+    const size_t end = dom.find("</section>", pos);
+    if (end == std::string::npos) break;
+    out.push_back(dom.substr(pos, end - pos));
+    pos = end;
+  }
+  return out;
+}
+
+std::vector<std::string> ranked_rows(const std::string& section) {
+  static const std::regex row(
+      R"re(<tr class="entry" data-rank="(\d+)" data-solution="([^"]*)">)re");
+  std::vector<std::string> out;
+  for (std::sregex_iterator it(section.begin(), section.end(), row), end; it != end; ++it)
+    out.push_back((*it)[1].str() + ":" + (*it)[2].str());
+  return out;
+}
+
+std::vector<std::string> chart_bars(const std::string& section) {
+  static const std::regex bar(R"re(<rect class="bar[^"]*" data-solution="([^"]*)")re");
+  std::vector<std::string> out;
+  for (std::sregex_iterator it(section.begin(), section.end(), bar), end; it != end; ++it)
+    out.push_back((*it)[1].str());
+  return out;
+}
+
+class HtmlBoard : public testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::path(testing::TempDir()) /
+           ("fp4arena_leaderboard_html_" + std::to_string(getpid()) + "_" +
+            testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    LeaderboardReport report;
+    std::string err;
+    ASSERT_TRUE(build_leaderboard({kRecords, (dir_ / "board").string()}, &report, &err)) << err;
+    html_path_ = fs::absolute(dir_ / "board" / "leaderboard.html");
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // What the page must show, checked on the source and on the browser's DOM alike.
+  void expect_board(const std::string& dom) {
+    const std::vector<std::string> sections = group_sections(dom);
+    // Three ranked groups, then "Not ranked" and "Rejected".
+    ASSERT_EQ(sections.size(), 5u) << dom;
+    const std::vector<std::vector<std::string>> want = {
+        {"1:wgmma_pipelined"},
+        {"1:wgmma_pipelined", "2:tiled_smem"},
+        {"1:old_kernel"},
+    };
+    for (size_t g = 0; g < want.size(); ++g) {
+      SCOPED_TRACE("group " + std::to_string(g));
+      EXPECT_EQ(ranked_rows(sections[g]), want[g]);
+      EXPECT_EQ(sections[g].find("<svg"), sections[g].rfind("<svg")) << "one chart per group";
+      ASSERT_NE(sections[g].find("<svg"), std::string::npos);
+      std::vector<std::string> bars = chart_bars(sections[g]);
+      std::vector<std::string> names;
+      for (const std::string& row : want[g]) names.push_back(row.substr(row.find(':') + 1));
+      EXPECT_EQ(bars, names) << "one bar per entry, in rank order";
+    }
+    EXPECT_NE(sections[1].find("data-device=\"NVIDIA H200\""), std::string::npos);
+    EXPECT_NE(sections[2].find("class=\"group superseded\""), std::string::npos);
+    EXPECT_NE(sections[3].find("Not ranked"), std::string::npos);
+    EXPECT_NE(sections[4].find("Rejected"), std::string::npos);
+    EXPECT_NE(sections[4].find("too_fast-2423d35f36d6.json"), std::string::npos);
+  }
+
+  fs::path dir_;
+  fs::path html_path_;
+};
+
+TEST_F(HtmlBoard, IsSelfContained) {
+  const std::string html = read_text(html_path_);
+  for (const char* banned : {"http:", "https:", "<script", "<link", "<img", "@import", "url("})
+    EXPECT_EQ(html.find(banned), std::string::npos) << banned;
+  EXPECT_NE(html.find("<style>"), std::string::npos);
+  expect_board(html);
+}
+
+TEST_F(HtmlBoard, ChromiumRendersTheRankedRowsAndTheChart) {
+  const std::string chromium = find_chromium();
+  if (chromium.empty()) {
+    GTEST_SKIP() << "chromium not installed: neither /usr/bin/chromium nor `command -v chromium`"
+                    " (apt-get install -y chromium)";
+  }
+  const fs::path profile = dir_ / "profile";
+  fs::create_directories(profile);
+  const std::string command =
+      "timeout 60 " + quote(chromium) +
+      " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run"
+      " --disable-background-networking --disable-component-update --disable-sync"
+      " --user-data-dir=" +
+      quote(profile.string()) + " --dump-dom " + quote("file://" + html_path_.string()) +
+      " 2>/dev/null";
+  const auto [status, dom] = capture(command);
+  ASSERT_EQ(status, 0) << command << "\n" << dom;
+  // The dump is the browser's DOM, not the file: the parser closes and normalises the markup.
+  ASSERT_NE(dom.find("<html lang=\"en\"><head>"), std::string::npos) << dom;
+  ASSERT_NE(dom.find("</body></html>"), std::string::npos) << dom;
+  expect_board(dom);
+  EXPECT_NE(dom.find("761.9 TF/s"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace fp4arena
