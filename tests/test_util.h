@@ -1,0 +1,54 @@
+// Shared helpers for fp4arena's tests: repository paths and running the CLI.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "harness/process.h"
+
+namespace fp4arena::testing_util {
+
+inline std::string source_dir() {
+  return FP4ARENA_SOURCE_DIR;
+}
+inline std::string binary_dir() {
+  return FP4ARENA_BINARY_DIR;
+}
+inline std::string run_challenge_bin() {
+  return binary_dir() + "/run_challenge";
+}
+inline std::string challenge_dir() {
+  return source_dir() + "/challenges/nvfp4_matmul";
+}
+
+struct CliResult {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+/// Runs run_challenge with `args` (no shell), with the compile cache inside the build tree.
+inline CliResult run_cli(const std::vector<std::string>& args) {
+  if (!std::getenv("FP4ARENA_CACHE_DIR")) {
+    setenv("FP4ARENA_CACHE_DIR", (binary_dir() + "/solution-cache").c_str(), 1);
+  }
+  std::vector<std::string> argv = {run_challenge_bin()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  argv.push_back("--no-progress");
+  CliResult r;
+  r.exit_code = run_capture(argv, &r.output);
+  return r;
+}
+
+/// Empty when a CUDA GPU is usable; otherwise the reason, for GTEST_SKIP().
+inline std::string no_gpu_reason() {
+  int n = 0;
+  cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess) return std::string("no CUDA GPU available: ") + cudaGetErrorString(e);
+  if (n == 0) return "no CUDA GPU available: the driver reports no devices";
+  return "";
+}
+
+}  // namespace fp4arena::testing_util
