@@ -79,6 +79,21 @@ std::string find_user_signature(const std::string& source, const std::string& fn
   return flat + "    (" + path + ":" + std::to_string(line) + ")";
 }
 
+// Local headers (#include "x") of the source, recursively, so that editing a header a
+// solution includes invalidates its cached object.
+void hash_local_includes(const std::string& source, const std::string& dir, Sha256* h, int depth) {
+  if (depth > 8) return;
+  static const std::regex kInclude(R"re(^\s*#\s*include\s*"([^"]+)")re", std::regex::multiline);
+  for (std::sregex_iterator it(source.begin(), source.end(), kInclude), end; it != end; ++it) {
+    std::string path = dir + "/" + (*it)[1].str();
+    std::string text, ignored;
+    if (!read_file(path, &text, &ignored)) continue;  // a system header; nvcc reports misses
+    h->update(path + "\n");
+    h->update(text);
+    hash_local_includes(text, dir_of(path), h, depth + 1);
+  }
+}
+
 bool mentions_signature_problem(const std::string& log, const std::string& fn) {
   return log.find("undefined reference to `" + fn + "'") != std::string::npos ||
          log.find("\"" + fn + "\"") != std::string::npos ||
@@ -183,6 +198,7 @@ bool compile_solution(const Spec& spec, const std::string& source_path, const Co
     key.update("\0", 1);
   }
   for (const std::string& f : flags) key.update(f + "\n");
+  hash_local_includes(source, dir_of(source_path), &key, 0);
   std::string hash = key.hex_digest().substr(0, 24);
 
   std::string cache = opts.cache_dir.empty() ? default_cache_dir() : opts.cache_dir;

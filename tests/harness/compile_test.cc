@@ -86,6 +86,25 @@ TEST_F(Compile, ErrorsCarryFileAndLine) {
   EXPECT_EQ(r.diagnostics.find("signature"), std::string::npos) << r.diagnostics;
 }
 
+TEST_F(Compile, EditingALocalHeaderInvalidatesTheCache) {
+  std::string dir = opts_.cache_dir + "-src";
+  std::string err;
+  ASSERT_TRUE(make_dirs(dir, &err)) << err;
+  ASSERT_TRUE(write_file_atomic(dir + "/scale.cuh", "constexpr float kScale = 1.0f;\n", &err));
+  std::string starter;
+  ASSERT_TRUE(read_file(challenge_dir() + "/starter.cu", &starter, &err));
+  ASSERT_TRUE(write_file_atomic(dir + "/sol.cu", "#include \"scale.cuh\"\n" + starter, &err));
+  CompileResult a = compile(dir + "/sol.cu");
+  ASSERT_TRUE(a.ok) << a.diagnostics;
+  ASSERT_TRUE(write_file_atomic(dir + "/scale.cuh", "constexpr float kScale = 2.0f;\n", &err));
+  CompileResult b = compile(dir + "/sol.cu");
+  EXPECT_TRUE(b.ok) << b.diagnostics;
+  EXPECT_FALSE(b.cached);
+  EXPECT_NE(a.so_path, b.so_path);
+  std::string out;
+  run_capture({"rm", "-rf", dir}, &out);
+}
+
 TEST_F(Compile, BadArchIsAnError) {
   opts_.arch = "hopper";
   CompileResult r;
