@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "harness/judge.h"
+#include "harness/leaderboard.h"
 #include "harness/spec.h"
 
 namespace {
@@ -32,6 +33,7 @@ struct CliOptions {
   bool no_progress = false;
   double timeout = 0;
   std::string cache_dir;
+  std::string board_out = "leaderboard";
 };
 
 int code(ExitCode c) {
@@ -87,6 +89,25 @@ int list_challenges(const CliOptions& o) {
   return found ? 0 : code(ExitCode::kUsage);
 }
 
+// --action leaderboard: rank every record under --results into --out.
+int leaderboard(const CliOptions& o) {
+  fp4arena::LeaderboardOptions lo;
+  lo.results_dir = o.results_dir;
+  lo.out_dir = o.board_out;
+  fp4arena::LeaderboardReport report;
+  std::string err;
+  if (!fp4arena::build_leaderboard(lo, &report, &err)) {
+    std::cerr << "run_challenge: --action leaderboard: " << err << "\n";
+    return code(ExitCode::kUsage);
+  }
+  for (const std::string& r : report.rejected) std::cerr << "rejected   " << r << "\n";
+  for (const std::string& r : report.not_ranked) std::cerr << "not ranked " << r << "\n";
+  std::cerr << "leaderboard: " << report.records_read << " records read, " << report.records_ranked
+            << " ranked, " << report.rejected.size() << " rejected -> " << o.board_out
+            << "/leaderboard.{md,html,json}\n";
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -108,8 +129,8 @@ int main(int argc, char** argv) {
   app.add_option("-a,--action", o.action,
                  "check: compile and check the signature (no GPU needed); run: every test and "
                  "a quick benchmark; submit: the full scoring run, writes a JSON record; list: "
-                 "list challenges")
-      ->check(CLI::IsMember({"check", "run", "submit", "list"}))
+                 "list challenges; leaderboard: rank the records under --results into --out")
+      ->check(CLI::IsMember({"check", "run", "submit", "list", "leaderboard"}))
       ->capture_default_str();
   app.add_option("-d,--device", o.device, "CUDA device index")->capture_default_str();
   app.add_option("--arch", o.arch,
@@ -120,7 +141,10 @@ int main(int argc, char** argv) {
                "Print the record as JSON on stdout (the summary stays on stderr)");
   app.add_option("-o,--output", o.output,
                  "submit: write the record here instead of results/<challenge>/<device>/");
-  app.add_option("--results", o.results_dir, "submit: the results folder")->capture_default_str();
+  app.add_option("--results", o.results_dir, "submit, leaderboard: the results folder")
+      ->capture_default_str();
+  app.add_option("--out", o.board_out, "leaderboard: where leaderboard.{md,html,json} go")
+      ->capture_default_str();
   app.add_option("--author", o.author, "Author recorded in the submit record");
   app.add_flag("--no-yardstick", o.no_yardstick, "submit: skip the cuBLAS FP16 comparison");
   app.add_flag("--no-progress", o.no_progress, "No live progress line on stderr");
@@ -143,6 +167,7 @@ int main(int argc, char** argv) {
   }
 
   if (o.action == "list") return list_challenges(o);
+  if (o.action == "leaderboard") return leaderboard(o);
   if (o.language != "cuda") {
     std::cerr << "run_challenge: --language: only 'cuda' is supported, got '" << o.language
               << "'\n";
