@@ -19,6 +19,7 @@
 #include "harness/rng.h"
 #include "harness/spec.h"
 #include "harness/timing.h"
+#include "harness/tools.h"
 #include "harness/validate.h"
 #include "harness/worker_client.h"
 
@@ -140,6 +141,9 @@ class Session {
                         std::string* err);
   nlohmann::json run_test(const CaseSpec& c);
   nlohmann::json run_benchmark(const CaseSpec& c);
+  ExitCode run_sanitize(nlohmann::json* record);
+  ExitCode run_profile(nlohmann::json* record);
+  bool selected(const CaseSpec& c) const;
   void progress(const std::string& line);
   void end_progress();
   ExitCode fail_internal(const std::string& what);
@@ -158,7 +162,17 @@ class Session {
   bool progress_shown_ = false;
   bool tty_ = isatty(2);
   std::string fatal_;  // set when the run cannot go on (worker cannot start, oracle error)
+  // A tool the worker runs under; "{LOG}" in it becomes a fresh log file per worker start.
+  std::vector<std::string> wrapper_;
+  std::vector<std::string> tool_logs_;
+  double timeout_scale_ = 1;
+  double exit_grace_seconds_ = 2;
 };
+
+bool Session::selected(const CaseSpec& c) const {
+  if (opts_.cases.empty()) return true;
+  return std::find(opts_.cases.begin(), opts_.cases.end(), c.name) != opts_.cases.end();
+}
 
 void Session::progress(const std::string& line) {
   if (!opts_.progress || !tty_) return;
@@ -178,6 +192,17 @@ bool Session::start_worker(std::string* err) {
   w.so_path = compiled_.so_path;
   w.device = opts_.device;
   w.shm_bytes = shm_bytes_;
+  w.exit_grace_seconds = exit_grace_seconds_;
+  for (std::string arg : wrapper_) {
+    if (arg == "{LOG}") {
+      const char* tmp = std::getenv("TMPDIR");
+      arg = std::string(tmp && *tmp ? tmp : "/tmp") + "/fp4arena-" + std::to_string(getpid()) +
+            "-tool-" + std::to_string(tool_logs_.size()) + ".log";
+      unlink(arg.c_str());
+      tool_logs_.push_back(arg);
+    }
+    w.wrapper.push_back(arg);
+  }
   if (!is_executable(w.worker_path)) {
     *err = "worker program not found at " + w.worker_path + " (build the fp4arena_worker target)";
     return false;
@@ -532,7 +557,8 @@ JudgeOutcome Session::run() {
   JudgeOutcome outcome;
   auto t_start = Clock::now();
   std::string err;
-  if (opts_.action != "check" && opts_.action != "run" && opts_.action != "submit") {
+  if (opts_.action != "check" && opts_.action != "run" && opts_.action != "submit" &&
+      opts_.action != "sanitize" && opts_.action != "profile") {
     log_ << "fp4arena: unknown action '" << opts_.action << "'\n";
     outcome.code = ExitCode::kUsage;
     return outcome;
@@ -635,17 +661,27 @@ JudgeOutcome Session::run() {
   }
   log_ << "\n";
 
-  auto selected = [&](const CaseSpec& c) {
-    if (opts_.cases.empty()) return true;
-    for (const std::string& n : opts_.cases) {
-      if (n == c.name) return true;
-    }
-    return false;
-  };
+  auto selected = [this](const CaseSpec& c) { return this->selected(c); };
   for (const auto* list : {&spec_.tests, &spec_.benchmarks}) {
     for (const CaseSpec& c : *list) {
       if (selected(c)) shm_bytes_ = std::max(shm_bytes_, layout_for(spec_, c.dims).total);
     }
+  }
+
+  if (opts_.action == "sanitize" || opts_.action == "profile") {
+    nlohmann::json record = {
+        {"schema", "fp4arena." + opts_.action + ".v1"},
+        {"judge_version", FP4ARENA_VERSION},
+        {"created_utc", utc_now()},
+        {"challenge", {{"name", spec_.name}, {"spec_version", spec_.spec_version}}},
+        {"solution", {{"path", opts_.solution_path}, {"sha256", compiled_.source_sha256}}},
+        {"device", device_to_json(device_, nvcc_version_)}};
+    outcome.code = opts_.action == "sanitize" ? run_sanitize(&record) : run_profile(&record);
+    worker_.reset();
+    reap_orphans();
+    for (const std::string& f : tool_logs_) unlink(f.c_str());
+    outcome.record = record;
+    return outcome;
   }
 
   nlohmann::json tests = nlohmann::json::array(), benches = nlohmann::json::array();
@@ -770,6 +806,150 @@ JudgeOutcome Session::run() {
     log_ << "record   " << path << "\n";
   }
   return outcome;
+}
+
+// Reads and concatenates the tool logs written since `first`.
+std::string read_logs(const std::vector<std::string>& logs, size_t first) {
+  std::string all;
+  for (size_t i = first; i < logs.size(); ++i) {
+    std::string text, ignored;
+    if (read_file(logs[i], &text, &ignored)) all += text + "\n";
+  }
+  return all;
+}
+
+ExitCode Session::run_sanitize(nlohmann::json* record) {
+  std::string cs = find_tool("compute-sanitizer");
+  if (cs.empty()) {
+    log_ << "sanitize: compute-sanitizer not found (looked on PATH, next to nvcc and under "
+            "/usr/local/cuda): install the CUDA Toolkit's compute-sanitizer to use --action "
+            "sanitize\n";
+    return ExitCode::kInternal;
+  }
+  // Sanitized code runs 10-100x slower; the worker writes its report when it exits.
+  timeout_scale_ = 50;
+  exit_grace_seconds_ = 120;
+  bool failed = false, runtime_failure = false;
+  for (const char* tool : {"memcheck", "racecheck"}) {
+    wrapper_ = {cs, "--tool", tool, "--log-file", "{LOG}", "--print-limit", "20"};
+    size_t first_log = tool_logs_.size();
+    log_ << "sanitize " << tool << " (" << cs << ")\n";
+    nlohmann::json tests = nlohmann::json::array();
+    for (const CaseSpec& c : spec_.tests) {
+      if (!selected(c) || !fatal_.empty()) continue;
+      nlohmann::json r = run_test(c);
+      failed |= r["verdict"] != "passed";
+      runtime_failure |= is_runtime_failure(r["verdict"]);
+      tests.push_back(r);
+    }
+    worker_.reset();  // the tool prints its summary when the worker exits
+    SanitizerSummary sum = parse_sanitizer_log(read_logs(tool_logs_, first_log));
+    log_ << "  " << tool << ": ";
+    if (!sum.found_summary) {
+      log_ << "no summary in the tool's log (did the worker crash?)\n";
+      failed = true;
+    } else {
+      log_ << sum.errors << (sum.errors == 1 ? " error" : " errors") << "\n";
+    }
+    for (const std::string& f : sum.findings) log_ << "    " << f << "\n";
+    failed |= sum.errors > 0;
+    (*record)["sanitizer"][tool] = {{"errors", sum.errors},
+                                    {"summary_found", sum.found_summary},
+                                    {"findings", sum.findings},
+                                    {"tests", tests}};
+  }
+  (*record)["passed"] = !failed;
+  log_ << "result   " << (failed ? "FAILED" : "PASSED") << "\n";
+  if (!fatal_.empty()) return fail_internal(fatal_);
+  return runtime_failure ? ExitCode::kRuntimeError : failed ? ExitCode::kFailed : ExitCode::kPassed;
+}
+
+ExitCode Session::run_profile(nlohmann::json* record) {
+  std::string ncu = find_tool("ncu");
+  if (ncu.empty()) {
+    log_ << "profile: ncu (Nsight Compute) not found (looked on PATH, next to nvcc, under "
+            "/usr/local/cuda and /opt/nvidia/nsight-compute): install Nsight Compute to use "
+            "--action profile\n";
+    return ExitCode::kInternal;
+  }
+  const CaseSpec* c = nullptr;
+  if (!opts_.cases.empty()) {
+    c = spec_.find_case(opts_.cases.front());
+  } else {
+    c = &spec_.benchmarks.front();
+  }
+  wrapper_ = {ncu,
+              "--clock-control",
+              "none",
+              "--target-processes",
+              "all",
+              "--section",
+              "SpeedOfLight",
+              "--section",
+              "ComputeWorkloadAnalysis",
+              "--section",
+              "MemoryWorkloadAnalysis_Tables",
+              "--csv",
+              "--page",
+              "raw",
+              "--log-file",
+              "{LOG}"};
+  timeout_scale_ = 60;  // ncu replays each kernel once per metric pass
+  exit_grace_seconds_ = 300;
+  shm_bytes_ = layout_for(spec_, c->dims).total;
+  log_ << "profile  " << c->name << " " << shape_text(spec_, *c) << ", one call under " << ncu
+       << " --clock-control none\n";
+  ProblemData in;
+  std::string err;
+  if (!challenge_->generate(*c, c->seed, &in, &err))
+    return fail_internal("generator failed: " + err);
+  if (!start_worker(&err)) return fail_internal(err);
+  CallVerdict v = call_once(*c, in, false);
+  worker_.reset();  // ncu writes its report when the worker exits
+  log_ << "  the profiled call's output: " << v.verdict << (v.reason.empty() ? "" : ": " + v.reason)
+       << "\n";
+  std::vector<KernelProfile> kernels;
+  std::string text = read_logs(tool_logs_, 0);
+  if (!parse_ncu_raw_csv(text, &kernels, &err)) {
+    log_ << "profile: could not read ncu's report: " << err << "\n";
+    std::istringstream lines(text);
+    std::string line;
+    for (int i = 0; i < 20 && std::getline(lines, line); ++i) log_ << "  | " << line << "\n";
+    return ExitCode::kInternal;
+  }
+  auto num = [](double v, int prec) { return v < 0 ? std::string("n/a") : fmt(v, prec); };
+  log_ << "  " << std::left << std::setw(44) << "kernel" << std::right << std::setw(12)
+       << "time (us)" << std::setw(8) << "SM %" << std::setw(10) << "tensor %" << std::setw(9)
+       << "DRAM %" << std::setw(16) << "smem conflicts"
+       << "\n";
+  nlohmann::json ks = nlohmann::json::array();
+  double total_us = 0;
+  for (const KernelProfile& k : kernels) {
+    std::string name = k.name.size() > 42 ? k.name.substr(0, 39) + "..." : k.name;
+    log_ << "  " << std::left << std::setw(44) << name << std::right << std::setw(12)
+         << num(k.duration_us, 1) << std::setw(8) << num(k.sm_pct, 1) << std::setw(10)
+         << num(k.tensor_pct, 1) << std::setw(9) << num(k.dram_pct, 1) << std::setw(16)
+         << num(k.bank_conflicts, 0) << "\n";
+    total_us += std::max(0.0, k.duration_us);
+    ks.push_back({{"name", k.name},
+                  {"duration_us", k.duration_us},
+                  {"sm_throughput_pct", k.sm_pct},
+                  {"tensor_pipe_pct", k.tensor_pct},
+                  {"dram_throughput_pct", k.dram_pct},
+                  {"shared_bank_conflicts", k.bank_conflicts}});
+  }
+  double flops = case_flops(spec_, c->dims);
+  if (total_us > 0) {
+    log_ << "  all kernels: " << fmt(total_us, 1)
+         << " us = " << fmt(flops / (total_us * 1e-6) / 1e12, 1)
+         << " TF/s (ncu serializes and replays kernels: time with --action submit, not this)\n";
+  }
+  (*record)["case"] = c->name;
+  (*record)["kernels"] = ks;
+  (*record)["verdict"] = v.verdict;
+  return v.verdict == "passed"           ? ExitCode::kPassed
+         : is_runtime_failure(v.verdict) ? ExitCode::kRuntimeError
+                                         : ExitCode::kFailed;
 }
 
 }  // namespace

@@ -126,11 +126,15 @@ int main(int argc, char** argv) {
   app.add_option("-s,--solution", o.solution, "The solution's .cu file (one file)");
   app.add_option("-l,--language", o.language, "Solution language; only 'cuda' is supported")
       ->capture_default_str();
-  app.add_option("-a,--action", o.action,
-                 "check: compile and check the signature (no GPU needed); run: every test and "
-                 "a quick benchmark; submit: the full scoring run, writes a JSON record; list: "
-                 "list challenges; leaderboard: rank the records under --results into --out")
-      ->check(CLI::IsMember({"check", "run", "submit", "list", "leaderboard"}))
+  app.add_option(
+         "-a,--action", o.action,
+         "check: compile and check the signature (no GPU needed); run: every test and "
+         "a quick benchmark; submit: the full scoring run, writes a JSON record; list: "
+         "list challenges; leaderboard: rank the records under --results into --out; sanitize: "
+         "the tests under compute-sanitizer (memcheck, racecheck); profile: one call of "
+         "a benchmark (or --case) under Nsight Compute")
+      ->check(
+          CLI::IsMember({"check", "run", "submit", "list", "leaderboard", "sanitize", "profile"}))
       ->capture_default_str();
   app.add_option("-d,--device", o.device, "CUDA device index")->capture_default_str();
   app.add_option("--arch", o.arch,

@@ -64,6 +64,7 @@ std::unique_ptr<WorkerProcess> WorkerProcess::start(const WorkerOptions& opts, s
   // Processes a worker leaves behind are re-parented to the judge, which then reaps them.
   prctl(PR_SET_CHILD_SUBREAPER, 1);
   std::unique_ptr<WorkerProcess> w(new WorkerProcess());
+  w->exit_grace_seconds_ = opts.exit_grace_seconds;
   if (!w->shm_.create(opts.shm_bytes, err)) return nullptr;
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
@@ -94,7 +95,7 @@ std::unique_ptr<WorkerProcess> WorkerProcess::start(const WorkerOptions& opts, s
     long max_fd = sysconf(_SC_OPEN_MAX);
     if (max_fd < 0 || max_fd > 65536) max_fd = 65536;
     for (int fd = kWorkerShmFd + 1; fd < max_fd; ++fd) close(fd);
-    execv(argv[0], argv.data());
+    execvp(argv[0], argv.data());
     dprintf(2, "fp4arena: cannot start worker %s: %s\n", argv[0], std::strerror(errno));
     _exit(127);
   }
@@ -126,7 +127,7 @@ WorkerProcess::~WorkerProcess() {
   if (pid_ > 0) {
     std::string ignored;
     send_message(sock_, {{"op", "quit"}}, &ignored);
-    for (int i = 0; i < 200; ++i) {  // up to 2 s for a clean exit
+    for (int i = 0; i < exit_grace_seconds_ * 100; ++i) {
       if (waitpid(pid_, nullptr, WNOHANG) == pid_) {
         pid_ = -1;
         break;

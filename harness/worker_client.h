@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -19,6 +20,10 @@ struct WorkerOptions {
   int device = 0;
   size_t shm_bytes = 0;
   double start_timeout_seconds = 120;
+  /// A tool the worker runs under (compute-sanitizer, ncu ...): argv prefix, searched in PATH.
+  std::vector<std::string> wrapper;
+  /// How long a worker may take to exit cleanly when asked (tools write reports at exit).
+  double exit_grace_seconds = 2;
 };
 
 /// How one call ended, seen from the judge.
@@ -55,6 +60,7 @@ class WorkerProcess {
   CallReply reap_after_close();
 
   SharedRegion shm_;
+  double exit_grace_seconds_ = 2;
   int sock_ = -1;
   pid_t pid_ = -1;
 };

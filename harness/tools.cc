@@ -1,0 +1,202 @@
+#include "harness/tools.h"
+
+#include <dirent.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <regex>
+#include <sstream>
+
+#include "harness/compile.h"
+#include "harness/process.h"
+
+namespace fp4arena {
+namespace {
+
+std::string dir_of(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
+// Splits one CSV line with double-quoted fields.
+std::vector<std::string> split_csv(const std::string& line) {
+  std::vector<std::string> out;
+  std::string cur;
+  bool quoted = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        cur += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        cur += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      out.push_back(cur);
+      cur.clear();
+    } else if (c != '\r') {
+      cur += c;
+    }
+  }
+  out.push_back(cur);
+  return out;
+}
+
+double to_number(const std::string& s) {
+  std::string t;
+  for (char c : s) {
+    if (c != ',' && c != ' ') t += c;
+  }
+  if (t.empty() || t == "n/a") return -1;
+  char* end = nullptr;
+  double v = std::strtod(t.c_str(), &end);
+  return end && *end == '\0' ? v : -1;
+}
+
+}  // namespace
+
+std::string find_tool(const std::string& name) {
+  std::vector<std::string> candidates;
+  std::stringstream path(std::getenv("PATH") ? std::getenv("PATH") : "");
+  std::string dir;
+  while (std::getline(path, dir, ':')) candidates.push_back(dir + "/" + name);
+  std::string nvcc = find_nvcc();
+  if (!nvcc.empty()) {
+    candidates.push_back(dir_of(nvcc) + "/" + name);
+    candidates.push_back(dir_of(dir_of(nvcc)) + "/" + name + "/" + name);
+  }
+  for (const char* root : {static_cast<const char*>(std::getenv("CUDA_HOME")), "/usr/local/cuda"}) {
+    if (!root) continue;
+    candidates.push_back(std::string(root) + "/bin/" + name);
+    candidates.push_back(std::string(root) + "/" + name + "/" + name);
+  }
+  if (DIR* d = opendir("/opt/nvidia/nsight-compute")) {
+    std::vector<std::string> versions;
+    while (dirent* e = readdir(d)) {
+      if (e->d_name[0] != '.') versions.push_back(e->d_name);
+    }
+    closedir(d);
+    std::sort(versions.rbegin(), versions.rend());  // newest first
+    for (const std::string& v : versions) {
+      candidates.push_back("/opt/nvidia/nsight-compute/" + v + "/" + name);
+    }
+  }
+  for (const std::string& c : candidates) {
+    if (is_executable(c)) return c;
+  }
+  return "";
+}
+
+SanitizerSummary parse_sanitizer_log(const std::string& log, size_t max_findings) {
+  SanitizerSummary s;
+  static const std::regex kSummary(R"(ERROR SUMMARY: (\d+) error)");
+  std::istringstream in(log);
+  std::string line;
+  const std::string prefix = "========= ";
+  bool want_location = false;
+  while (std::getline(in, line)) {
+    std::smatch m;
+    if (std::regex_search(line, m, kSummary)) {
+      s.found_summary = true;
+      s.errors += std::stoi(m[1]);
+      want_location = false;
+      continue;
+    }
+    if (line.rfind(prefix, 0) != 0) continue;
+    std::string body = line.substr(prefix.size());
+    if (body.empty()) continue;
+    if (body[0] == ' ') {
+      // Detail lines; keep the first "at ..." location of each finding.
+      size_t first = body.find_first_not_of(' ');
+      if (want_location && body.compare(first, 3, "at ") == 0 && !s.findings.empty()) {
+        s.findings.back() += " | " + body.substr(first);
+        want_location = false;
+      }
+      continue;
+    }
+    if (body.rfind("COMPUTE-SANITIZER", 0) == 0 || body.rfind("Program hit", 0) == 0 ||
+        body.rfind("Target application returned", 0) == 0) {
+      continue;
+    }
+    if (s.findings.size() < max_findings) {
+      s.findings.push_back(body);
+      want_location = true;
+    }
+  }
+  return s;
+}
+
+bool parse_ncu_raw_csv(const std::string& text, std::vector<KernelProfile>* out, std::string* err) {
+  out->clear();
+  std::istringstream in(text);
+  std::string line;
+  std::vector<std::string> header, units;
+  while (std::getline(in, line)) {
+    if (line.rfind("\"ID\"", 0) == 0) {
+      header = split_csv(line);
+      break;
+    }
+  }
+  if (header.empty()) {
+    *err = "no CSV header (\"ID\",...) in ncu's output";
+    return false;
+  }
+  std::getline(in, line);
+  units = split_csv(line);
+  auto col = [&](const std::regex& re) {
+    for (size_t i = 0; i < header.size(); ++i) {
+      if (std::regex_match(header[i], re)) return static_cast<int>(i);
+    }
+    return -1;
+  };
+  int name = col(std::regex("Kernel Name"));
+  int dur = col(std::regex(R"(gpu__time_duration\.sum)"));
+  int sm = col(std::regex(R"(sm__throughput\.avg\.pct_of_peak_sustained_elapsed)"));
+  int dram = col(std::regex(R"((gpu__)?dram__throughput\.avg\.pct_of_peak_sustained_elapsed)"));
+  std::vector<int> tensor;
+  static const std::regex kTensor(
+      R"(sm__(pipe_tensor_op_\w+_cycles_active|inst_executed_pipe_tensor_op_\w+|pipe_tensor_\w*cycles_active)\.avg\.pct_of_peak_sustained_(active|elapsed))");
+  for (size_t i = 0; i < header.size(); ++i) {
+    if (std::regex_match(header[i], kTensor)) tensor.push_back(static_cast<int>(i));
+  }
+  int conf = col(std::regex(R"(l1tex__data_bank_conflicts_pipe_lsu_mem_shared\.sum)"));
+  int conf_ld = col(std::regex(R"(l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld\.sum)"));
+  int conf_st = col(std::regex(R"(l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st\.sum)"));
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] != '"') continue;
+    std::vector<std::string> f = split_csv(line);
+    if (f.size() != header.size()) continue;
+    auto at = [&](int c) { return c >= 0 ? to_number(f[c]) : -1.0; };
+    KernelProfile k;
+    k.name = name >= 0 ? f[name] : "?";
+    k.duration_us = at(dur);
+    if (k.duration_us >= 0 && dur < static_cast<int>(units.size())) {
+      const std::string& u = units[dur];
+      if (u == "nsecond" || u == "ns") k.duration_us /= 1000;
+      if (u == "msecond" || u == "ms") k.duration_us *= 1000;
+      if (u == "second" || u == "s") k.duration_us *= 1e6;
+    }
+    k.sm_pct = at(sm);
+    k.dram_pct = at(dram);
+    for (int c : tensor) k.tensor_pct = std::max(k.tensor_pct, at(c));
+    if (conf >= 0) {
+      k.bank_conflicts = at(conf);
+    } else if (conf_ld >= 0 || conf_st >= 0) {
+      k.bank_conflicts = std::max(0.0, at(conf_ld)) + std::max(0.0, at(conf_st));
+    }
+    out->push_back(k);
+  }
+  if (out->empty()) {
+    *err = "ncu reported no kernel";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace fp4arena

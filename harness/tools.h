@@ -1,0 +1,36 @@
+// The NVIDIA tools the judge can run a worker under (compute-sanitizer, Nsight Compute),
+// and the parsers that turn their output into short summaries.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace fp4arena {
+
+/// Finds `name` (e.g. "ncu", "compute-sanitizer") on PATH, next to nvcc, under $CUDA_HOME
+/// or /usr/local/cuda, or in /opt/nvidia/nsight-compute/*; empty when absent.
+std::string find_tool(const std::string& name);
+
+struct SanitizerSummary {
+  bool found_summary = false;         ///< the log had an "ERROR SUMMARY" line
+  int errors = 0;                     ///< sum of the ERROR SUMMARY counts
+  std::vector<std::string> findings;  ///< first lines of each reported error, with its "at"
+};
+
+/// Reads compute-sanitizer's log text (one or several runs concatenated).
+SanitizerSummary parse_sanitizer_log(const std::string& log, size_t max_findings = 10);
+
+struct KernelProfile {
+  std::string name;
+  double duration_us = -1;     ///< gpu__time_duration.sum
+  double sm_pct = -1;          ///< SM throughput, % of peak
+  double tensor_pct = -1;      ///< tensor pipe activity, % of peak (best tensor metric found)
+  double dram_pct = -1;        ///< DRAM throughput, % of peak
+  double bank_conflicts = -1;  ///< shared-memory bank conflicts (loads + stores)
+};
+
+/// Parses `ncu --csv --page raw` output (lines before the header are ignored). Metrics the
+/// installed ncu does not report stay at -1. False + *err when no kernel row is found.
+bool parse_ncu_raw_csv(const std::string& text, std::vector<KernelProfile>* out, std::string* err);
+
+}  // namespace fp4arena

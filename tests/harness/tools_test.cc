@@ -1,0 +1,82 @@
+#include "harness/tools.h"
+
+#include <gtest/gtest.h>
+
+namespace fp4arena {
+namespace {
+
+TEST(SanitizerLog, CleanRun) {
+  SanitizerSummary s =
+      parse_sanitizer_log("========= COMPUTE-SANITIZER\n========= ERROR SUMMARY: 0 errors\n");
+  EXPECT_TRUE(s.found_summary);
+  EXPECT_EQ(s.errors, 0);
+  EXPECT_TRUE(s.findings.empty());
+}
+
+TEST(SanitizerLog, FindingsWithTheirLocationAndSummedAcrossRuns) {
+  const char* log =
+      "========= COMPUTE-SANITIZER\n"
+      "========= Invalid __global__ write of size 2 bytes\n"
+      "=========     at k(const unsigned char *, __half *, int)+0x1b0 in /x/sol.cu:12\n"
+      "=========     by thread (5,0,0) in block (0,0,0)\n"
+      "=========     Address 0x7f0000000010 is out of bounds\n"
+      "=========\n"
+      "========= Program hit cudaErrorLaunchFailure (error 719) on CUDA API call\n"
+      "========= ERROR SUMMARY: 1 error\n"
+      "========= COMPUTE-SANITIZER\n"
+      "========= Error: Race reported between Write access at k()+0x80\n"
+      "=========     and Read access at k()+0x90 [16 hazards]\n"
+      "========= RACECHECK SUMMARY: 1 hazard displayed (1 error, 0 warnings)\n"
+      "========= ERROR SUMMARY: 2 errors\n";
+  SanitizerSummary s = parse_sanitizer_log(log);
+  EXPECT_TRUE(s.found_summary);
+  EXPECT_EQ(s.errors, 3);
+  ASSERT_GE(s.findings.size(), 2u);
+  EXPECT_EQ(s.findings[0],
+            "Invalid __global__ write of size 2 bytes | at k(const unsigned char *, __half *, "
+            "int)+0x1b0 in /x/sol.cu:12");
+  EXPECT_NE(s.findings[1].find("Race reported"), std::string::npos);
+}
+
+TEST(SanitizerLog, MissingSummaryIsVisible) {
+  SanitizerSummary s = parse_sanitizer_log("========= COMPUTE-SANITIZER\n");
+  EXPECT_FALSE(s.found_summary);
+}
+
+TEST(NcuCsv, ReadsMetricsAndConvertsUnits) {
+  const char* csv =
+      "==PROF== Connected to process 123\n"
+      "\"ID\",\"Process ID\",\"Kernel Name\",\"gpu__time_duration.sum\","
+      "\"sm__throughput.avg.pct_of_peak_sustained_elapsed\","
+      "\"sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active\","
+      "\"sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active\","
+      "\"dram__throughput.avg.pct_of_peak_sustained_elapsed\","
+      "\"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum\","
+      "\"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum\"\n"
+      "\"\",\"\",\"\",\"nsecond\",\"%\",\"%\",\"%\",\"%\",\"\",\"\"\n"
+      "\"0\",\"123\",\"gemm(const unsigned char *, int)\",\"301,234\",\"85.5\",\"0\",\"91.25\","
+      "\"12.5\",\"1,024\",\"0\"\n"
+      "\"1\",\"123\",\"dequant\",\"2,000\",\"40\",\"n/a\",\"n/a\",\"80\",\"0\",\"0\"\n";
+  std::vector<KernelProfile> k;
+  std::string err;
+  ASSERT_TRUE(parse_ncu_raw_csv(csv, &k, &err)) << err;
+  ASSERT_EQ(k.size(), 2u);
+  EXPECT_EQ(k[0].name, "gemm(const unsigned char *, int)");
+  EXPECT_DOUBLE_EQ(k[0].duration_us, 301.234);
+  EXPECT_DOUBLE_EQ(k[0].sm_pct, 85.5);
+  EXPECT_DOUBLE_EQ(k[0].tensor_pct, 91.25);  // the best tensor metric present
+  EXPECT_DOUBLE_EQ(k[0].dram_pct, 12.5);
+  EXPECT_DOUBLE_EQ(k[0].bank_conflicts, 1024);
+  EXPECT_DOUBLE_EQ(k[1].duration_us, 2.0);
+  EXPECT_DOUBLE_EQ(k[1].tensor_pct, -1);  // n/a
+}
+
+TEST(NcuCsv, NoHeaderIsAnError) {
+  std::vector<KernelProfile> k;
+  std::string err;
+  EXPECT_FALSE(parse_ncu_raw_csv("==ERROR== something failed\n", &k, &err));
+  EXPECT_NE(err.find("no CSV header"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace fp4arena
