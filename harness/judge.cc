@@ -1,5 +1,6 @@
 #include "harness/judge.h"
 
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -683,6 +684,10 @@ JudgeOutcome Session::run() {
     outcome.record = record;
     return outcome;
   }
+
+  // The judge's memory (seed generator, expected outputs) must not be readable by the
+  // worker through /proc/<pid>/mem or ptrace, even under the same user.
+  prctl(PR_SET_DUMPABLE, 0);
 
   nlohmann::json tests = nlohmann::json::array(), benches = nlohmann::json::array();
   int passed = 0, total = 0;
