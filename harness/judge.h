@@ -38,6 +38,9 @@ struct JudgeOptions {
   std::string cache_dir;            ///< compile cache (empty: default)
   std::string worker_path;          ///< empty: fp4arena_worker next to the running program
   double call_timeout_seconds = 0;  ///< > 0 overrides the spec's per-call limit
+  /// How the worker allocates argument buffers: "ring" (3 sets allocated once per shape and
+  /// used in turn) or "fresh" (new allocations for every call).
+  std::string buffers = "ring";
 };
 
 struct JudgeOutcome {

@@ -34,6 +34,7 @@ struct CliOptions {
   double timeout = 0;
   std::string cache_dir;
   std::string board_out = "leaderboard";
+  std::string buffers = "ring";
 };
 
 int code(ExitCode c) {
@@ -153,6 +154,12 @@ int main(int argc, char** argv) {
   app.add_flag("--no-yardstick", o.no_yardstick, "submit: skip the cuBLAS FP16 comparison");
   app.add_flag("--no-progress", o.no_progress, "No live progress line on stderr");
   app.add_option("--timeout", o.timeout, "Per-call time limit in seconds (default: the spec's)");
+  app.add_option("--buffers", o.buffers,
+                 "How the worker allocates argument buffers: ring (3 sets allocated once per "
+                 "shape, used in turn: consecutive calls never share addresses) or fresh (new "
+                 "allocations for every call)")
+      ->check(CLI::IsMember({"ring", "fresh"}))
+      ->capture_default_str();
   app.add_option("--cache-dir", o.cache_dir,
                  "Compiled-solution cache (default: $FP4ARENA_CACHE_DIR or ~/.cache/fp4arena)");
   app.set_version_flag("--version", std::string("run_challenge (fp4arena) ") + FP4ARENA_VERSION);
@@ -206,6 +213,7 @@ int main(int argc, char** argv) {
   j.progress = !o.no_progress;
   j.call_timeout_seconds = o.timeout;
   j.cache_dir = o.cache_dir;
+  j.buffers = o.buffers;
   fp4arena::JudgeOutcome out = fp4arena::judge(j, std::cerr);
   if (o.json && !out.record.is_null()) std::cout << out.record.dump(2) << "\n";
   return code(out.code);

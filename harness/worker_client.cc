@@ -73,8 +73,13 @@ std::unique_ptr<WorkerProcess> WorkerProcess::start(const WorkerOptions& opts, s
   }
   std::string shm_bytes = std::to_string(opts.shm_bytes);
   std::string device = std::to_string(opts.device);
-  std::vector<std::string> argv_s = {opts.worker_path, "--so",     opts.so_path, "--shm-bytes",
-                                     shm_bytes,        "--device", device};
+  // The tool, if any, runs the worker: its argv comes first.
+  std::vector<std::string> argv_s = opts.wrapper;
+  for (const std::string& a :
+       {opts.worker_path, std::string("--so"), opts.so_path, std::string("--shm-bytes"), shm_bytes,
+        std::string("--device"), device}) {
+    argv_s.push_back(a);
+  }
   std::vector<char*> argv;
   for (auto& a : argv_s) argv.push_back(&a[0]);
   argv.push_back(nullptr);

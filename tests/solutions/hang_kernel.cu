@@ -3,10 +3,10 @@
 
 #include <cstdint>
 __global__ void spin(volatile int* flag) {
-  while (*flag == 0) {
+  while (*flag != 0) {
   }
 }
 extern "C" void solve(const uint8_t* a, const uint8_t* a_scales, const uint8_t* b,
                       const uint8_t* b_scales, float alpha, __half* c, int M, int N, int K) {
-  spin<<<1, 1>>>(reinterpret_cast<volatile int*>(c));  // c is poisoned (non-zero)
+  spin<<<1, 1>>>(reinterpret_cast<volatile int*>(c));  // c is poisoned: never zero
 }
