@@ -1,0 +1,539 @@
+// The adversarial suite: regression tests for the judge (ctest label "gpu"; every test skips
+// without a GPU). Each fixture in tests/solutions/adversarial/ is a cheat or a classic bug that
+// the judge must catch with one specific verdict and reason (harness/judge.cc,
+// Session::call_once); two controls (correct.cu, correct_plus_100us.cu) must pass, and the
+// second must time about 100 us slower than the first.
+//
+// Every run is `run_challenge ... --action run --json` with a --case filter that makes the
+// cheat visible and keeps the run short: functional cases are cheap, a benchmark with the naive
+// kernel costs ~100-265 ms per call and `run` makes up to 2 warm-up + 15 timed calls, so at
+// most one benchmark (rev1, the smaller) per fixture. stdout (the record) and stderr (the
+// human summary, plus anything the worker prints) are captured separately. The worker's
+// default --buffers ring is assumed except where a test says otherwise.
+//
+// Where the expected mismatch counts come from: the structural cheats (rows never written,
+// one NaN, a byte past the end, a zeroed input) give counts that follow from the case's shape
+// alone. The arithmetic cheats (half accumulation, FP8 products, nibble order, ignored scales)
+// were simulated on the host with the same __host__ __device__ code as the kernel
+// (naive_kernel.cuh) against the CPU oracle, and the cases below are ones where they fail by a
+// wide margin; only "elements outside atol" is asserted for those, not exact counts.
+#include <dirent.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "harness/judge.h"
+#include "harness/process.h"
+#include "tests/test_util.h"
+
+namespace fp4arena {
+namespace {
+
+using testing_util::challenge_dir;
+using testing_util::no_gpu_reason;
+using testing_util::run_challenge_bin;
+using testing_util::source_dir;
+
+#define ADVERSARIAL_SKIP_WITHOUT_GPU()     \
+  do {                                     \
+    std::string why = no_gpu_reason();     \
+    if (!why.empty()) GTEST_SKIP() << why; \
+  } while (0)
+
+constexpr int kPassed = static_cast<int>(ExitCode::kPassed);
+constexpr int kFailed = static_cast<int>(ExitCode::kFailed);              // wrong answer, integrity
+constexpr int kRuntimeError = static_cast<int>(ExitCode::kRuntimeError);  // crash, CUDA, timeout
+
+std::string adversarial(const std::string& stem) {
+  return source_dir() + "/tests/solutions/adversarial/" + stem + ".cu";
+}
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// Live processes whose program (argv[0]) is fp4arena_worker.
+int worker_processes() {
+  int n = 0;
+  DIR* d = opendir("/proc");
+  if (!d) return 0;
+  while (dirent* e = readdir(d)) {
+    if (!std::isdigit(static_cast<unsigned char>(e->d_name[0]))) continue;
+    std::string cmd = read_all(std::string("/proc/") + e->d_name + "/cmdline");
+    std::string prog = cmd.substr(0, cmd.find('\0'));
+    size_t slash = prog.rfind('/');
+    n += (slash == std::string::npos ? prog : prog.substr(slash + 1)) == "fp4arena_worker";
+  }
+  closedir(d);
+  return n;
+}
+
+struct JudgeRun {
+  int exit_code = -1;
+  std::string out;        // stdout: the record (--json)
+  std::string err;        // stderr: the summary, and whatever the worker printed
+  nlohmann::json record;  // null when stdout held no record
+};
+
+// Runs run_challenge with `args` (plus --no-progress), stdout and stderr into separate
+// temporary files, with the compile cache inside the build tree (as testing_util::run_cli).
+JudgeRun run_judge(const std::vector<std::string>& args) {
+  if (!std::getenv("FP4ARENA_CACHE_DIR")) {
+    setenv("FP4ARENA_CACHE_DIR", (testing_util::binary_dir() + "/solution-cache").c_str(), 1);
+  }
+  std::string base = ::testing::TempDir() + "/fp4arena-adversarial-" + std::to_string(getpid());
+  std::string out_path = base + ".out", err_path = base + ".err";
+  std::vector<std::string> argv_s = {run_challenge_bin()};
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  argv_s.push_back("--no-progress");
+  std::vector<char*> argv;
+  for (std::string& a : argv_s) argv.push_back(&a[0]);
+  argv.push_back(nullptr);
+
+  JudgeRun r;
+  pid_t pid = fork();
+  if (pid < 0) {
+    r.err = std::string("fork failed: ") + std::strerror(errno);
+    return r;
+  }
+  if (pid == 0) {
+    int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (out < 0 || err < 0) _exit(126);
+    dup2(out, 1);
+    dup2(err, 2);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = read_all(out_path);
+  r.err = read_all(err_path);
+  std::remove(out_path.c_str());
+  std::remove(err_path.c_str());
+  // The record (dump(2)) starts at the first line that is exactly "{"; anything the worker
+  // printed on stdout comes before it.
+  size_t start = r.out.rfind("{\n", 0) == 0 ? 0 : r.out.find("\n{\n");
+  if (start != std::string::npos && start != 0) ++start;
+  r.record = nlohmann::json::parse(start == std::string::npos ? r.out : r.out.substr(start),
+                                   nullptr, /*allow_exceptions=*/false);
+  if (r.record.is_discarded()) r.record = nlohmann::json();
+  return r;
+}
+
+// The record's entry for case `name` (tests and benchmarks), or nullptr.
+const nlohmann::json* find_case(const nlohmann::json& record, const std::string& name) {
+  for (const char* list : {"tests", "benchmarks"}) {
+    if (!record.contains(list)) continue;
+    for (const nlohmann::json& c : record[list]) {
+      if (c.value("name", "") == name) return &c;
+    }
+  }
+  return nullptr;
+}
+
+std::string text_of(const nlohmann::json& c, const char* key) {
+  return c.contains(key) && c[key].is_string() ? c[key].get<std::string>() : "";
+}
+
+// ---- The table: one fixture, the cases it is judged on, what each case must get ---------
+
+struct CaseExpectation {
+  std::string name;
+  std::string verdict;
+  std::vector<std::string> reason_has;    // each must occur in the case's reason
+  std::vector<std::string> reason_lacks;  // none may occur in it
+};
+
+struct Cheat {
+  std::string id;                  // test name suffix
+  std::string solution;            // path of the fixture
+  std::vector<std::string> extra;  // more options (--timeout 3)
+  int exit_code;                   // run_challenge's exit status
+  std::vector<CaseExpectation> cases;
+};
+
+void PrintTo(const Cheat& c, std::ostream* os) {
+  *os << c.id;
+}
+
+// Reasons, as Session::call_once and validate_output word them (harness/judge.cc,
+// harness/validate.cc, harness/worker_client.cc); a benchmark's reason is prefixed with
+// "call N (seed S): ".
+const char kOutside[] = "elements outside atol 0.1 + rtol 0.05";
+const char kEscape[] = "work was left running outside the default stream";
+
+std::vector<Cheat> cheats() {
+  return {
+      // Work on a private non-blocking stream: the stop event completes at once and the
+      // device stays busy for the whole kernel (~25 ms on large_k_positive, ~100 ms on rev1),
+      // far above max(50 us, 5% of the ~0 us timed).
+      {"stream_escape",
+       adversarial("stream_escape"),
+       {},
+       kFailed,
+       {{"large_k_positive", "timing_escape", {"the GPU stayed busy for", kEscape}, {}},
+        {"rev1", "timing_escape", {"call 1 (seed 202): the GPU stayed busy for", kEscape}, {}}}},
+      // The detached thread sleeps 50 ms; a call of the 2x2x32 example is over long before.
+      {"thread_escape",
+       adversarial("thread_escape"),
+       {},
+       kFailed,
+       {{"example",
+         "thread_escape",
+         {"solve() returned with", "thread(s) it started still running"},
+         {}}}},
+      // alpha_1 and alpha_1_64 share the shape 100x120x256 (run in spec order); rev1's first
+      // call computes (case seed 202), its second (a warm-up) writes nothing.
+      {"work_only_first_call",
+       adversarial("work_only_first_call"),
+       {},
+       kFailed,
+       {{"alpha_1", "passed", {}, {}},
+        {"alpha_1_64",
+         "wrong_answer",
+         {"12000 of 12000 " + std::string(kOutside) + "; 12000 never written"},
+         {}},
+        {"rev1",
+         "wrong_answer",
+         {"call 2 (seed ",
+          "16777216 of 16777216 " + std::string(kOutside) + "; 16777216 never written"},
+         {}}}},
+      // b_scales is N*K/16 = 135*3 = 405 bytes; its byte 0 is a scale in [0.5, 2), never 0.
+      {"input_tamper",
+       adversarial("input_tamper"),
+       {},
+       kFailed,
+       {{"tails_77x135x48",
+         "input_modified",
+         {"solve() modified its input 'b_scales' (first changed byte at 0 of 405)"},
+         {}}}},
+      // c is 77*135 halves = 20790 bytes; the flipped half is the trailing canary's first.
+      {"write_past_end",
+       adversarial("write_past_end"),
+       {},
+       kFailed,
+       {{"tails_77x135x48",
+         "out_of_bounds_write",
+         {"solve() wrote past the end of 'c' (20790 bytes)"},
+         {}}}},
+      // Rows M/2..M-1 unwritten: 200x1 -> 100 of 200; 77x135 -> 39 rows, 5265 of 10395.
+      {"half_rows",
+       adversarial("half_rows"),
+       {},
+       kFailed,
+       {{"column_vector",
+         "wrong_answer",
+         {"100 of 200 " + std::string(kOutside) + "; 100 never written"},
+         {"NaN/Inf"}},
+        {"tails_77x135x48",
+         "wrong_answer",
+         {"5265 of 10395 " + std::string(kOutside) + "; 5265 never written"},
+         {"NaN/Inf"}}}},
+      {"nan_output",
+       adversarial("nan_output"),
+       {},
+       kFailed,
+       {{"tails_77x135x48",
+         "wrong_answer",
+         {"1 of 10395 " + std::string(kOutside) + "; 1 NaN/Inf"},
+         {"never written"}}}},
+      // Two cases: the judge kills the hung worker and starts a fresh one for the second.
+      {"infinite_loop",
+       adversarial("infinite_loop"),
+       {"--timeout", "3"},
+       kRuntimeError,
+       {{"example", "timeout", {"solve() gave no answer within 3"}, {}},
+        {"k16_only", "timeout", {"solve() gave no answer within 3"}, {}}}},
+      // The existing host-crash fixture (not duplicated here).
+      {"host_segfault",
+       source_dir() + "/tests/solutions/crash_host_segfault.cu",
+       {},
+       kRuntimeError,
+       {{"example", "crashed", {"the worker running solve() was killed by signal 11"}, {}}}},
+      // The fault surfaces at cudaEventSynchronize(stop) in the worker (cuda_failure).
+      {"illegal_address",
+       adversarial("illegal_address"),
+       {},
+       kRuntimeError,
+       {{"example", "cuda_error", {"cudaErrorIllegalAddress", "illegal memory access"}, {}},
+        {"k16_only", "cuda_error", {"cudaErrorIllegalAddress", "illegal memory access"}, {}}}},
+      {"exit_zero",
+       adversarial("exit_zero"),
+       {},
+       kRuntimeError,
+       {{"example",
+         "early_exit",
+         {"the worker exited with status 0 while solve() was running"},
+         {}}}},
+      // Simulated: 74% of sampled large_k_positive outputs out of tolerance (finite; the half
+      // sum stalls), every gaussian_outliers output Inf (the half sum overflows).
+      {"half_accumulation",
+       adversarial("half_accumulation"),
+       {},
+       kFailed,
+       {{"large_k_positive", "wrong_answer", {kOutside}, {"never written"}},
+        {"gaussian_outliers", "wrong_answer", {kOutside, "NaN/Inf"}, {"never written"}}}},
+      // Simulated: alpha_1 3635 of 12000, tails_383x511x528 23220 of 195713 out of tolerance.
+      // (large_k_positive passes: with all terms positive the FP8 rounding errors stay well
+      // inside rtol 0.05.)
+      {"fp8_products",
+       adversarial("fp8_products"),
+       {},
+       kFailed,
+       {{"alpha_1", "wrong_answer", {kOutside}, {"never written", "NaN/Inf"}},
+        {"tails_383x511x528", "wrong_answer", {kOutside}, {"never written", "NaN/Inf"}}}},
+      // Simulated: 9792 of 10395 and 4056 of 4608.
+      {"wrong_nibble_order_b",
+       adversarial("wrong_nibble_order_b"),
+       {},
+       kFailed,
+       {{"tails_77x135x48", "wrong_answer", {kOutside}, {"never written", "NaN/Inf"}},
+        {"k16_only", "wrong_answer", {kOutside}, {"never written", "NaN/Inf"}}}},
+      // Simulated: 4 of 4 and 8399 of 10395.
+      {"ignores_scales",
+       adversarial("ignores_scales"),
+       {},
+       kFailed,
+       {{"example", "wrong_answer", {kOutside}, {"never written", "NaN/Inf"}},
+        {"tails_77x135x48", "wrong_answer", {kOutside}, {"never written", "NaN/Inf"}}}},
+      // The control: the shared kernel passes every case the cheats above are judged on.
+      {"correct",
+       adversarial("correct"),
+       {},
+       kPassed,
+       {{"example", "passed", {}, {}},
+        {"k16_only", "passed", {}, {}},
+        {"column_vector", "passed", {}, {}},
+        {"tails_77x135x48", "passed", {}, {}},
+        {"tails_383x511x528", "passed", {}, {}},
+        {"alpha_1", "passed", {}, {}},
+        {"alpha_1_64", "passed", {}, {}},
+        {"gaussian_outliers", "passed", {}, {}},
+        {"large_k_positive", "passed", {}, {}},
+        {"rev1", "passed", {}, {}}}},
+  };
+}
+
+class GpuAdversarial : public ::testing::TestWithParam<Cheat> {};
+
+TEST_P(GpuAdversarial, GetsTheRightVerdict) {
+  ADVERSARIAL_SKIP_WITHOUT_GPU();
+  const Cheat& cheat = GetParam();
+  std::vector<std::string> args = {challenge_dir(), "--solution", cheat.solution,
+                                   "--action",      "run",        "--json"};
+  for (const CaseExpectation& c : cheat.cases) {
+    args.push_back("--case");
+    args.push_back(c.name);
+  }
+  args.insert(args.end(), cheat.extra.begin(), cheat.extra.end());
+  JudgeRun r = run_judge(args);
+  const std::string log = "stderr:\n" + r.err;
+  EXPECT_EQ(r.exit_code, cheat.exit_code) << log;
+  ASSERT_FALSE(r.record.is_null()) << "no record on stdout:\n" << r.out << log;
+  EXPECT_EQ(r.record.value("passed", true), cheat.exit_code == kPassed) << log;
+  size_t judged = r.record["tests"].size() + r.record["benchmarks"].size();
+  EXPECT_EQ(judged, cheat.cases.size()) << log;
+  for (const CaseExpectation& want : cheat.cases) {
+    SCOPED_TRACE("case " + want.name);
+    const nlohmann::json* got = find_case(r.record, want.name);
+    ASSERT_NE(got, nullptr) << log;
+    std::string verdict = text_of(*got, "verdict"), reason = text_of(*got, "reason");
+    EXPECT_EQ(verdict, want.verdict) << "reason: " << reason << "\n" << log;
+    for (const std::string& part : want.reason_has) {
+      EXPECT_TRUE(contains(reason, part)) << "reason: " << reason << "\nmissing: " << part;
+    }
+    for (const std::string& part : want.reason_lacks) {
+      EXPECT_FALSE(contains(reason, part)) << "reason: " << reason << "\nshould not say: " << part;
+    }
+    if (want.verdict != "passed") {
+      // The summary a person reads says the same (Session's print_failure).
+      EXPECT_TRUE(contains(r.err, verdict + ": " + reason)) << log;
+    }
+  }
+  EXPECT_EQ(worker_processes(), 0);
+}
+
+// Test names end in the fixture's index; ctest shows the fixture's id instead (PrintTo and
+// gtest_discover_tests' pretty values), e.g. Adversarial/GpuAdversarial.GetsTheRightVerdict/
+// stream_escape.
+INSTANTIATE_TEST_SUITE_P(Adversarial, GpuAdversarial, ::testing::ValuesIn(cheats()));
+
+// ---- Replays ------------------------------------------------------------------------------
+
+// The calls on which a fixture printed "<tag>: REPLAYED an earlier output on call N".
+std::vector<int> replayed_calls(const std::string& err, const std::string& tag) {
+  std::vector<int> calls;
+  std::regex re(tag + R"(: REPLAYED an earlier output on call (\d+))");
+  for (std::sregex_iterator it(err.begin(), err.end(), re), end; it != end; ++it) {
+    calls.push_back(std::stoi((*it)[1].str()));
+  }
+  return calls;
+}
+
+// Replay keyed by the (a, c) pointers; every benchmark call after the first gets fresh random
+// inputs (judge.cc, run_benchmark), so a replay can never pass.
+//
+// --buffers ring (the default): the worker uses 3 buffer sets in turn (slot = call % 3, one
+// allocation per shape), so with rev1 alone call 4 gets call 1's pointers: the replay is
+// certain, on call 4, and must fail there.
+TEST(GpuAdversarial, ReplayByPointerFailsOnTheRingsFirstReuse) {
+  ADVERSARIAL_SKIP_WITHOUT_GPU();
+  JudgeRun r = run_judge({challenge_dir(), "--solution", adversarial("replay_by_pointer"),
+                          "--action", "run", "--json", "--case", "rev1"});
+  const std::string log = "stderr:\n" + r.err;
+  EXPECT_EQ(r.exit_code, kFailed) << log;
+  ASSERT_FALSE(r.record.is_null()) << log;
+  EXPECT_EQ(r.record.value("buffers", ""), "ring");
+  const nlohmann::json* rev1 = find_case(r.record, "rev1");
+  ASSERT_NE(rev1, nullptr) << log;
+  std::string verdict = text_of(*rev1, "verdict"), reason = text_of(*rev1, "reason");
+  EXPECT_EQ(replayed_calls(r.err, "replay_by_pointer"), std::vector<int>{4}) << log;
+  EXPECT_EQ(verdict, "wrong_answer") << reason << "\n" << log;
+  EXPECT_EQ(reason.rfind("call 4 (seed ", 0), 0u) << reason;
+  EXPECT_TRUE(contains(reason, kOutside)) << reason;
+  EXPECT_EQ(worker_processes(), 0);
+}
+
+// --buffers fresh: new allocations every call, the previous call's kept until this call's
+// exist. Whether the allocator ever hands a later call an earlier call's addresses is not the
+// judge's to decide, so what is assertable is: no replay on call 2 (never the addresses of the
+// call before), and a replay never passes. Without any replay the fixture computes honestly
+// and passes.
+TEST(GpuAdversarial, ReplayByPointerNeverPassesWithFreshBuffers) {
+  ADVERSARIAL_SKIP_WITHOUT_GPU();
+  JudgeRun r = run_judge({challenge_dir(), "--solution", adversarial("replay_by_pointer"),
+                          "--action", "run", "--json", "--case", "rev1", "--buffers", "fresh"});
+  const std::string log = "stderr:\n" + r.err;
+  ASSERT_FALSE(r.record.is_null()) << log;
+  EXPECT_EQ(r.record.value("buffers", ""), "fresh");
+  const nlohmann::json* rev1 = find_case(r.record, "rev1");
+  ASSERT_NE(rev1, nullptr) << log;
+  std::string verdict = text_of(*rev1, "verdict"), reason = text_of(*rev1, "reason");
+  std::vector<int> replays = replayed_calls(r.err, "replay_by_pointer");
+  if (replays.empty()) {
+    std::cerr << "note: the allocator never repeated an (a, c) pair, so nothing was replayed\n";
+    EXPECT_EQ(verdict, "passed") << reason << "\n" << log;
+    EXPECT_EQ(r.exit_code, kPassed) << log;
+  } else {
+    EXPECT_GE(replays.front(), 3) << "call " << replays.front()
+                                  << " got the buffers of the call before it\n"
+                                  << log;
+    EXPECT_EQ(verdict, "wrong_answer") << reason << "\n" << log;
+    EXPECT_TRUE(contains(reason, kOutside)) << reason;
+    // The first replay is the call that failed (the benchmark stops there).
+    EXPECT_EQ(reason.rfind("call " + std::to_string(replays.front()) + " (seed ", 0), 0u) << reason;
+    EXPECT_EQ(r.exit_code, kFailed) << log;
+  }
+  EXPECT_EQ(worker_processes(), 0);
+}
+
+// Replay keyed by 64 bytes of `a`: the judge draws fresh inputs for every benchmark call
+// (judge.cc, run_benchmark), so the key never repeats and the fixture computes every call:
+// it gains nothing and passes. A replay would mean the judge repeated a call's inputs; it
+// must then at least not pass.
+TEST(GpuAdversarial, ReplayByContentGainsNothing) {
+  ADVERSARIAL_SKIP_WITHOUT_GPU();
+  JudgeRun r = run_judge({challenge_dir(), "--solution", adversarial("replay_by_content"),
+                          "--action", "run", "--json", "--case", "rev1"});
+  const std::string log = "stderr:\n" + r.err;
+  ASSERT_FALSE(r.record.is_null()) << log;
+  const nlohmann::json* rev1 = find_case(r.record, "rev1");
+  ASSERT_NE(rev1, nullptr) << log;
+  std::string verdict = text_of(*rev1, "verdict"), reason = text_of(*rev1, "reason");
+  std::vector<int> replays = replayed_calls(r.err, "replay_by_content");
+  EXPECT_TRUE(replays.empty()) << "the judge repeated a benchmark call's inputs\n" << log;
+  if (!replays.empty()) {
+    EXPECT_EQ(verdict, "wrong_answer") << reason << "\n" << log;
+  } else {
+    EXPECT_EQ(verdict, "passed") << reason << "\n" << log;
+    EXPECT_EQ(r.exit_code, kPassed) << log;
+    // run's quick rule: 2 warm-ups and at least 5 timed calls, each with new inputs.
+    EXPECT_GE(rev1->value("samples", 0), 5);
+    EXPECT_GE(rev1->value("calls", 0), 7);
+  }
+  EXPECT_EQ(worker_processes(), 0);
+}
+
+// ---- Timing control ---------------------------------------------------------------------
+
+// correct_plus_100us.cu spins 100 us of %globaltimer after the real work on the same stream;
+// the judge's events must see it. The naive kernel takes ~100 ms or more on the spec's
+// benchmarks, where 100 us is noise, so both run on a copy of the spec whose only benchmark is
+// 128x128x256 (a few us), with submit's full stopping rule (cheap on so small a case).
+TEST(GpuAdversarial, TimedWindowCoversAllDefaultStreamWork) {
+  ADVERSARIAL_SKIP_WITHOUT_GPU();
+  std::string dir =
+      ::testing::TempDir() + "/fp4arena-adversarial-timing-" + std::to_string(getpid());
+  std::string err;
+  ASSERT_TRUE(make_dirs(dir, &err)) << err;
+  {
+    std::ifstream in(challenge_dir() + "/spec.json");
+    nlohmann::json spec = nlohmann::json::parse(in);
+    spec["tests"] = nlohmann::json::array({{{"name", "tiny"},
+                                            {"generator", "uniform"},
+                                            {"seed", 300},
+                                            {"M", 16},
+                                            {"N", 16},
+                                            {"K", 32}}});
+    spec["benchmarks"] = nlohmann::json::array({{{"name", "small"},
+                                                 {"generator", "uniform"},
+                                                 {"seed", 301},
+                                                 {"M", 128},
+                                                 {"N", 128},
+                                                 {"K", 256}}});
+    std::ofstream out(dir + "/spec.json");
+    out << spec.dump(2) << "\n";
+    ASSERT_TRUE(out.good());
+  }
+  auto median_ms = [&](const std::string& stem, double* ms) {
+    std::string record = dir + "/" + stem + ".json";
+    JudgeRun r = run_judge({dir, "--solution", adversarial(stem), "--action", "submit",
+                            "--no-yardstick", "--output", record});
+    std::string log = "stderr:\n" + r.err;
+    ASSERT_EQ(r.exit_code, kPassed) << log;
+    std::ifstream in(record);
+    ASSERT_TRUE(in.good()) << "no record at " << record << "\n" << log;
+    nlohmann::json rec = nlohmann::json::parse(in);
+    std::remove(record.c_str());
+    const nlohmann::json* small = find_case(rec, "small");
+    ASSERT_NE(small, nullptr) << log;
+    ASSERT_EQ(text_of(*small, "verdict"), "passed") << log;
+    EXPECT_GE(small->value("samples", 0), 10);  // submit's min_samples
+    *ms = small->value("median_ms", 0.0);
+    std::cerr << stem << ": median " << *ms * 1000.0 << " us over " << small->value("samples", 0)
+              << " samples\n";
+  };
+  double base = 0, slow = 0;
+  ASSERT_NO_FATAL_FAILURE(median_ms("correct", &base));
+  ASSERT_NO_FATAL_FAILURE(median_ms("correct_plus_100us", &slow));
+  std::remove((dir + "/spec.json").c_str());
+  rmdir(dir.c_str());
+  EXPECT_NEAR((slow - base) * 1000.0, 100.0, 15.0)
+      << "correct " << base * 1000.0 << " us, correct_plus_100us " << slow * 1000.0 << " us";
+  EXPECT_EQ(worker_processes(), 0);
+}
+
+}  // namespace
+}  // namespace fp4arena
