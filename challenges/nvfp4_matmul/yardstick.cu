@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "harness/pre_call.h"
 #include "reference/fp4_codecs.h"
 
 namespace fp4arena {
@@ -73,14 +74,11 @@ bool cublas_fp16_gemm_ms(const Nvfp4MatmulProblem& p, int samples, double* media
   Holder h;
   uint8_t *da, *das, *db, *dbs;
   __half *ha, *hb, *hc;
-  char* flush;
-  int l2 = 0;
-  cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0);
-  size_t flush_bytes = std::max<size_t>(size_t(2) * l2, size_t(64) << 20);
+  PreCall pre_call;  // the same warm-up and L2 flush as before a solution's timed call
+  if (!pre_call.init(1.0, err)) return false;
   if (!cuda_ok(h.alloc(&da, M * K / 2) && h.alloc(&das, M * K / 16) && h.alloc(&db, N * K / 2) &&
                        h.alloc(&dbs, N * K / 16) && h.alloc(&ha, M * K * 2) &&
-                       h.alloc(&hb, N * K * 2) && h.alloc(&hc, M * N * 2) &&
-                       h.alloc(&flush, flush_bytes)
+                       h.alloc(&hb, N * K * 2) && h.alloc(&hc, M * N * 2)
                    ? cudaSuccess
                    : cudaErrorMemoryAllocation,
                "cudaMalloc", err)) {
@@ -111,7 +109,7 @@ bool cublas_fp16_gemm_ms(const Nvfp4MatmulProblem& p, int samples, double* media
   const float alpha = p.alpha, beta = 0.f;
   std::vector<double> times;
   for (int i = -2; i < samples; ++i) {  // two untimed warm-up calls
-    if (!cuda_ok(cudaMemsetAsync(flush, i & 0xFF, flush_bytes), "L2 flush", err)) return false;
+    if (!cuda_ok(pre_call.enqueue(nullptr, i), "L2 flush", err)) return false;
     cudaEventRecord(h.start_);
     // Row-major C[M][N] = A[M][K] B[N][K]^T is column-major C^T = B A^T.
     cublasStatus_t st =
