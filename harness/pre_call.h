@@ -1,8 +1,9 @@
 // What runs on the GPU right before every timed call, for solutions (in the worker) and for
 // the vendor yardstick (in the judge) alike, so both are timed under the same conditions:
-// about 1 ms of memset traffic that brings the clocks up from idle, then one L2 flush; the
-// start event follows with no host synchronisation in between, so the host's launch work
-// overlaps this GPU work instead of being counted as idle time.
+// about 1 ms of memset traffic that brings the clocks up from idle, one L2 flush, then a
+// device synchronisation. The start event is recorded on an idle GPU: were the GPU still
+// busy with this work, a solution could run its own work on a non-blocking stream before the
+// start event executes and hide it from the timing.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -52,13 +53,13 @@ class PreCall {
     return true;
   }
 
-  /// Enqueues the warm-up and the flush on `stream`; `salt` varies the fill byte.
-  cudaError_t enqueue(cudaStream_t stream, int salt) const {
+  /// Runs the warm-up and the flush and waits for them; `salt` varies the fill byte.
+  cudaError_t run(int salt) const {
     for (int i = 0; i <= warm_iters_; ++i) {
-      cudaError_t e = cudaMemsetAsync(buf_, (salt + i) & 0xFF, bytes_, stream);
+      cudaError_t e = cudaMemsetAsync(buf_, (salt + i) & 0xFF, bytes_);
       if (e != cudaSuccess) return e;
     }
-    return cudaSuccess;
+    return cudaDeviceSynchronize();
   }
 
   size_t bytes() const { return bytes_; }
