@@ -96,6 +96,8 @@ std::string find_tool(const std::string& name) {
 SanitizerSummary parse_sanitizer_log(const std::string& log, size_t max_findings) {
   SanitizerSummary s;
   static const std::regex kSummary(R"(ERROR SUMMARY: (\d+) error)");
+  // racecheck ends with its own summary line instead: "... hazards displayed (E errors, ...".
+  static const std::regex kRaceSummary(R"(RACECHECK SUMMARY: .*\((\d+) errors?,)");
   std::istringstream in(log);
   std::string line;
   const std::string prefix = "========= ";
@@ -105,6 +107,12 @@ SanitizerSummary parse_sanitizer_log(const std::string& log, size_t max_findings
     if (std::regex_search(line, m, kSummary)) {
       s.found_summary = true;
       s.errors += std::stoi(m[1]);
+      want_location = false;
+      continue;
+    }
+    if (std::regex_search(line, m, kRaceSummary)) {
+      if (!s.found_summary) s.errors += std::stoi(m[1]);
+      s.found_summary = true;
       want_location = false;
       continue;
     }

@@ -109,7 +109,10 @@ bool cublas_fp16_gemm_ms(const Nvfp4MatmulProblem& p, int samples, double* media
   const float alpha = p.alpha, beta = 0.f;
   std::vector<double> times;
   for (int i = -2; i < samples; ++i) {  // two untimed warm-up calls
-    if (!cuda_ok(pre_call.run(i), "L2 flush", err)) return false;
+    if (!cuda_ok(pre_call.prepare(i), "L2 flush", err) ||
+        !cuda_ok(pre_call.hold(), "blocking kernel", err)) {
+      return false;
+    }
     cudaEventRecord(h.start_);
     // Row-major C[M][N] = A[M][K] B[N][K]^T is column-major C^T = B A^T.
     cublasStatus_t st =
@@ -117,6 +120,7 @@ bool cublas_fp16_gemm_ms(const Nvfp4MatmulProblem& p, int samples, double* media
                      CUDA_R_16F, int(K), ha, CUDA_R_16F, int(K), &beta, hc, CUDA_R_16F, int(N),
                      CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
     cudaEventRecord(h.stop_);
+    pre_call.release();
     if (st != CUBLAS_STATUS_SUCCESS) {
       *err = "yardstick: cublasGemmEx failed with status " + std::to_string(int(st));
       return false;

@@ -38,6 +38,18 @@ TEST(SanitizerLog, FindingsWithTheirLocationAndSummedAcrossRuns) {
   EXPECT_NE(s.findings[1].find("Race reported"), std::string::npos);
 }
 
+TEST(SanitizerLog, RacecheckSummaryCounts) {
+  SanitizerSummary s = parse_sanitizer_log(
+      "========= COMPUTE-SANITIZER\n"
+      "========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)\n");
+  EXPECT_TRUE(s.found_summary);
+  EXPECT_EQ(s.errors, 0);
+  EXPECT_TRUE(s.findings.empty());
+  s = parse_sanitizer_log(
+      "========= RACECHECK SUMMARY: 3 hazards displayed (2 errors, 1 warning)\n");
+  EXPECT_EQ(s.errors, 2);
+}
+
 TEST(SanitizerLog, MissingSummaryIsVisible) {
   SanitizerSummary s = parse_sanitizer_log("========= COMPUTE-SANITIZER\n");
   EXPECT_FALSE(s.found_summary);
