@@ -28,8 +28,6 @@
 //   dequantization. Per SMSP and stage: 256 HMMA against ~256 half2 conversions x ~4 integer
 //   ops + 256 HMUL2 + loads, and each A element is converted by the 4 warps that share it
 //   (2.7x redundancy overall). Predicted ~450-550 TF/s.
-// Judged: run_challenge --action submit, NVIDIA H200, 2026-11-22: table5 228.7 TF/s,
-//   rev1 225.2 TF/s; ratio to cuBLAS FP16 in the same run 0.29 and 0.30.
 // Measured: NVIDIA H200 (132 SMs, driver 580.159.04), 2026-11-22, with .scratch/driver.cu
 //   (a local driver, not committed): median of 30 calls, each after a 256 MB L2 flush, CUDA events
 //   around solve(): table5 (2048x18432x3072) 1.0137 ms = 228.8 TF/s; rev1 (2048x8192x3072) 0.4571

@@ -27,8 +27,6 @@
 //   is not overlapped with that SM's next tile (non-persistent grid): expect ~5-8% loss.
 //   L2->SM: a_h 32 B/clk/SM (a 256x16 FP16 slice per 256 clk of MMA) + b 4 B/clk/SM.
 //   Expected: 650-750 TF/s.
-// Judged: run_challenge --action submit, NVIDIA H200, 2026-11-22: table5 727.1 TF/s,
-//   rev1 672.7 TF/s; ratio to cuBLAS FP16 in the same run 0.90 and 0.89.
 // Measured: NVIDIA H200 (132 SMs, driver 580.159.04), 2026-11-22, with .scratch/driver.cu
 //   (a local driver, not committed): median of 30 calls, each after a 256 MB L2 flush, CUDA events
 //   around solve(): table5 0.3152 ms = 735.8 TF/s; rev1 0.1503 ms = 685.8 TF/s (cuBLAS FP16 on

@@ -23,8 +23,6 @@
 // Why: the prologue took 12.5 us (4% of table5, 8.5% of rev1) for ~16 MB of traffic, far from
 //   DRAM bandwidth; and the main kernel's launch and pipeline fill sat behind it.
 //   Expected: prologue ~5 us (DRAM-bound), +2-3% at table5, +4-5% at rev1; PDL some more.
-// Judged: run_challenge --action submit, NVIDIA H200, 2026-11-22: table5 780.2 TF/s,
-//   rev1 727.4 TF/s; ratio to cuBLAS FP16 in the same run 0.97 and 0.95.
 // Measured: NVIDIA H200 (132 SMs, driver 580.159.04), 2026-11-22, .scratch/driver2.cu (a
 //   local driver, not committed; bash .scratch/build.sh && bash .scratch/run3.sh): median of
 //   30 calls, each after a 256 MB L2 flush, CUDA events around solve(); both rungs in the

@@ -13,8 +13,6 @@
 // Why: the non-persistent grid paid, for each of its ~9 tiles per SM at table5, a CTA
 //   launch, barrier setup, pipeline fill (TMA + b loads) and an epilogue with no loads in
 //   flight. Expected +3-5%.
-// Judged: run_challenge --action submit, NVIDIA H200, 2026-11-22: table5 755.3 TF/s,
-//   rev1 690.7 TF/s; ratio to cuBLAS FP16 in the same run 0.94 and 0.91.
 // Measured: NVIDIA H200 (132 SMs, driver 580.159.04), 2026-11-22, with .scratch/driver.cu
 //   (a local driver, not committed): median of 30 calls, each after a 256 MB L2 flush, CUDA events
 //   around solve(): table5 0.3052 ms = 759.9 TF/s (+3.3% over wgmma.cu); rev1 0.1462 ms = 705.2
