@@ -1,0 +1,64 @@
+// The committed records under results/: each one names a solution whose current source has
+// the record's sha256, and the board ranks every passing one without rejecting any.
+#include <dirent.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <fstream>
+
+#include "harness/leaderboard.h"
+#include "harness/process.h"
+#include "harness/sha256.h"
+#include "tests/test_util.h"
+
+namespace fp4arena {
+namespace {
+
+void find_json(const std::string& dir, std::vector<std::string>* out) {
+  DIR* d = opendir(dir.c_str());
+  if (!d) return;
+  while (dirent* e = readdir(d)) {
+    std::string name = e->d_name;
+    if (name[0] == '.') continue;
+    std::string path = dir + "/" + name;
+    struct stat st;
+    if (stat(path.c_str(), &st) != 0) continue;
+    if (S_ISDIR(st.st_mode)) {
+      find_json(path, out);
+    } else if (name.size() > 5 && name.substr(name.size() - 5) == ".json") {
+      out->push_back(path);
+    }
+  }
+  closedir(d);
+}
+
+TEST(CommittedResults, RecordsMatchTheirSources) {
+  std::vector<std::string> files;
+  find_json(testing_util::source_dir() + "/results", &files);
+  if (files.empty()) GTEST_SKIP() << "no committed records under results/";
+  for (const std::string& f : files) {
+    SCOPED_TRACE(f);
+    std::ifstream in(f);
+    nlohmann::json r = nlohmann::json::parse(in);
+    std::string source, err;
+    ASSERT_TRUE(read_file(
+        testing_util::source_dir() + "/" + r["solution"]["path"].get<std::string>(), &source, &err))
+        << err;
+    EXPECT_EQ(sha256_hex(source), r["solution"]["sha256"].get<std::string>())
+        << "the solution changed since it was judged: judge it again";
+  }
+}
+
+TEST(CommittedResults, BoardRanksThemAll) {
+  LeaderboardOptions o;
+  o.results_dir = testing_util::source_dir() + "/results";
+  o.out_dir = ::testing::TempDir() + "/committed-board";
+  LeaderboardReport rep;
+  std::string err;
+  ASSERT_TRUE(build_leaderboard(o, &rep, &err)) << err;
+  EXPECT_TRUE(rep.rejected.empty()) << rep.rejected.front();
+  EXPECT_EQ(rep.records_ranked, rep.records_read);
+}
+
+}  // namespace
+}  // namespace fp4arena
