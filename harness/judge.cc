@@ -1,5 +1,6 @@
 #include "harness/judge.h"
 
+#include <cuda_runtime.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -634,6 +635,13 @@ JudgeOutcome Session::run() {
       return outcome;
     }
     device_.arch = arch_for_compute_capability(device_.cc_major, device_.cc_minor);
+    // The judge's own GPU work (oracle, yardstick) runs on the judged device too.
+    cudaError_t e = cudaSetDevice(opts_.device);
+    if (e != cudaSuccess) {
+      log_ << "fp4arena: --device " << opts_.device << ": " << cudaGetErrorString(e) << "\n";
+      outcome.code = ExitCode::kUsage;
+      return outcome;
+    }
   }
   CompileOptions copts;
   copts.arch = !opts_.arch.empty() ? opts_.arch : gpu_ ? device_.arch : "sm_90a";
