@@ -52,3 +52,10 @@ inline std::string no_gpu_reason() {
 }
 
 }  // namespace fp4arena::testing_util
+
+/// Skips the current test, with the reason, where no CUDA GPU is usable.
+#define FP4ARENA_SKIP_WITHOUT_GPU()                                       \
+  do {                                                                    \
+    std::string fp4arena_why = ::fp4arena::testing_util::no_gpu_reason(); \
+    if (!fp4arena_why.empty()) GTEST_SKIP() << fp4arena_why;              \
+  } while (0)

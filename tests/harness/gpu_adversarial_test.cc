@@ -46,12 +46,6 @@ using testing_util::no_gpu_reason;
 using testing_util::run_challenge_bin;
 using testing_util::source_dir;
 
-#define ADVERSARIAL_SKIP_WITHOUT_GPU()     \
-  do {                                     \
-    std::string why = no_gpu_reason();     \
-    if (!why.empty()) GTEST_SKIP() << why; \
-  } while (0)
-
 constexpr int kPassed = static_cast<int>(ExitCode::kPassed);
 constexpr int kFailed = static_cast<int>(ExitCode::kFailed);              // wrong answer, integrity
 constexpr int kRuntimeError = static_cast<int>(ExitCode::kRuntimeError);  // crash, CUDA, timeout
@@ -339,7 +333,7 @@ std::vector<Cheat> cheats() {
 class GpuAdversarial : public ::testing::TestWithParam<Cheat> {};
 
 TEST_P(GpuAdversarial, GetsTheRightVerdict) {
-  ADVERSARIAL_SKIP_WITHOUT_GPU();
+  FP4ARENA_SKIP_WITHOUT_GPU();
   const Cheat& cheat = GetParam();
   std::vector<std::string> args = {challenge_dir(), "--solution", cheat.solution,
                                    "--action",      "run",        "--json"};
@@ -399,7 +393,7 @@ std::vector<int> replayed_calls(const std::string& err, const std::string& tag) 
 // allocation per shape), so with rev1 alone call 4 gets call 1's pointers: the replay is
 // certain, on call 4, and must fail there.
 TEST(GpuAdversarial, ReplayByPointerFailsOnTheRingsFirstReuse) {
-  ADVERSARIAL_SKIP_WITHOUT_GPU();
+  FP4ARENA_SKIP_WITHOUT_GPU();
   JudgeRun r = run_judge({challenge_dir(), "--solution", adversarial("replay_by_pointer"),
                           "--action", "run", "--json", "--case", "rev1"});
   const std::string log = "stderr:\n" + r.err;
@@ -422,7 +416,7 @@ TEST(GpuAdversarial, ReplayByPointerFailsOnTheRingsFirstReuse) {
 // call before), and a replay never passes. Without any replay the fixture computes honestly
 // and passes.
 TEST(GpuAdversarial, ReplayByPointerNeverPassesWithFreshBuffers) {
-  ADVERSARIAL_SKIP_WITHOUT_GPU();
+  FP4ARENA_SKIP_WITHOUT_GPU();
   JudgeRun r = run_judge({challenge_dir(), "--solution", adversarial("replay_by_pointer"),
                           "--action", "run", "--json", "--case", "rev1", "--buffers", "fresh"});
   const std::string log = "stderr:\n" + r.err;
@@ -454,7 +448,7 @@ TEST(GpuAdversarial, ReplayByPointerNeverPassesWithFreshBuffers) {
 // it gains nothing and passes. A replay would mean the judge repeated a call's inputs; it
 // must then at least not pass.
 TEST(GpuAdversarial, ReplayByContentGainsNothing) {
-  ADVERSARIAL_SKIP_WITHOUT_GPU();
+  FP4ARENA_SKIP_WITHOUT_GPU();
   JudgeRun r = run_judge({challenge_dir(), "--solution", adversarial("replay_by_content"),
                           "--action", "run", "--json", "--case", "rev1"});
   const std::string log = "stderr:\n" + r.err;
@@ -483,7 +477,7 @@ TEST(GpuAdversarial, ReplayByContentGainsNothing) {
 // benchmarks, where 100 us is noise, so both run on a copy of the spec whose only benchmark is
 // 128x128x256 (a few us), with submit's full stopping rule (cheap on so small a case).
 TEST(GpuAdversarial, TimedWindowCoversAllDefaultStreamWork) {
-  ADVERSARIAL_SKIP_WITHOUT_GPU();
+  FP4ARENA_SKIP_WITHOUT_GPU();
   std::string dir =
       ::testing::TempDir() + "/fp4arena-adversarial-timing-" + std::to_string(getpid());
   std::string err;

@@ -20,12 +20,6 @@ using testing_util::no_gpu_reason;
 using testing_util::run_cli;
 using testing_util::source_dir;
 
-#define SKIP_WITHOUT_GPU()                 \
-  do {                                     \
-    std::string why = no_gpu_reason();     \
-    if (!why.empty()) GTEST_SKIP() << why; \
-  } while (0)
-
 // Processes whose command line mentions fp4arena_worker (left behind by a judge run).
 int worker_processes() {
   int n = 0;
@@ -57,7 +51,7 @@ nlohmann::json submit(const std::string& solution, std::vector<std::string> extr
 }
 
 TEST(GpuJudge, NaivePassesEveryCaseAndWritesTheRecord) {
-  SKIP_WITHOUT_GPU();
+  FP4ARENA_SKIP_WITHOUT_GPU();
   int code;
   std::string log;
   nlohmann::json rec =
@@ -87,7 +81,7 @@ TEST(GpuJudge, NaivePassesEveryCaseAndWritesTheRecord) {
 }
 
 TEST(GpuJudge, TailBugGetsAUsefulReport) {
-  SKIP_WITHOUT_GPU();
+  FP4ARENA_SKIP_WITHOUT_GPU();
   auto r = run_cli({challenge_dir(), "--solution",
                     source_dir() + "/tests/solutions/wrong_last_column.cu", "--action", "run",
                     "--case", "tails_77x135x48", "--case", "example"});
@@ -101,7 +95,7 @@ TEST(GpuJudge, TailBugGetsAUsefulReport) {
 }
 
 TEST(GpuJudge, HostCrashIsReportedAndTheJudgeCarriesOn) {
-  SKIP_WITHOUT_GPU();
+  FP4ARENA_SKIP_WITHOUT_GPU();
   auto r = run_cli({challenge_dir(), "--solution",
                     source_dir() + "/tests/solutions/crash_host_segfault.cu", "--action", "run",
                     "--case", "example", "--case", "k16_only"});
@@ -115,7 +109,7 @@ TEST(GpuJudge, HostCrashIsReportedAndTheJudgeCarriesOn) {
 }
 
 TEST(GpuJudge, HangingKernelTimesOutAndLeavesNoProcess) {
-  SKIP_WITHOUT_GPU();
+  FP4ARENA_SKIP_WITHOUT_GPU();
   auto t0 = std::chrono::steady_clock::now();
   auto r = run_cli({challenge_dir(), "--solution", source_dir() + "/tests/solutions/hang_kernel.cu",
                     "--action", "run", "--case", "example", "--timeout", "3"});
@@ -130,7 +124,7 @@ TEST(GpuJudge, HangingKernelTimesOutAndLeavesNoProcess) {
 // The GPU oracle against the CPU oracle on every functional case: both are FP32 dot
 // products (in different orders), so they differ by at most twice the FP32 bound.
 TEST(GpuJudge, GpuAndCpuOraclesAgreeOnEveryFunctionalCase) {
-  SKIP_WITHOUT_GPU();
+  FP4ARENA_SKIP_WITHOUT_GPU();
   Spec spec;
   std::string err;
   ASSERT_TRUE(load_spec(challenge_dir(), &spec, &err));

@@ -15,7 +15,7 @@ using testing_util::run_cli;
 using testing_util::source_dir;
 
 TEST(GpuTools, SanitizeCleanSolution) {
-  if (!no_gpu_reason().empty()) GTEST_SKIP() << no_gpu_reason();
+  FP4ARENA_SKIP_WITHOUT_GPU();
   if (find_tool("compute-sanitizer").empty()) GTEST_SKIP() << "compute-sanitizer not installed";
   auto r =
       run_cli({challenge_dir(), "--solution", source_dir() + "/solutions/nvfp4_matmul/naive.cu",
@@ -26,7 +26,7 @@ TEST(GpuTools, SanitizeCleanSolution) {
 }
 
 TEST(GpuTools, SanitizeNamesAnInvalidWrite) {
-  if (!no_gpu_reason().empty()) GTEST_SKIP() << no_gpu_reason();
+  FP4ARENA_SKIP_WITHOUT_GPU();
   if (find_tool("compute-sanitizer").empty()) GTEST_SKIP() << "compute-sanitizer not installed";
   auto r = run_cli({challenge_dir(), "--solution", source_dir() + "/tests/solutions/wild_write.cu",
                     "--action", "sanitize", "--case", "example"});
@@ -36,7 +36,7 @@ TEST(GpuTools, SanitizeNamesAnInvalidWrite) {
 }
 
 TEST(GpuTools, ProfileSummarisesTheKernels) {
-  if (!no_gpu_reason().empty()) GTEST_SKIP() << no_gpu_reason();
+  FP4ARENA_SKIP_WITHOUT_GPU();
   if (find_tool("ncu").empty()) GTEST_SKIP() << "ncu (Nsight Compute) not installed";
   auto r =
       run_cli({challenge_dir(), "--solution", source_dir() + "/solutions/nvfp4_matmul/naive.cu",
