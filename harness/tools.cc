@@ -166,7 +166,8 @@ bool parse_ncu_raw_csv(const std::string& text, std::vector<KernelProfile>* out,
   int name = col(std::regex("Kernel Name"));
   int dur = col(std::regex(R"(gpu__time_duration\.sum)"));
   int sm = col(std::regex(R"(sm__throughput\.avg\.pct_of_peak_sustained_elapsed)"));
-  int dram = col(std::regex(R"((gpu__)?dram__throughput\.avg\.pct_of_peak_sustained_elapsed)"));
+  // Named dram__throughput or gpu__dram_throughput depending on the ncu version.
+  int dram = col(std::regex(R"((gpu__)?dram_{1,2}throughput\.avg\.pct_of_peak_sustained_elapsed)"));
   std::vector<int> tensor;
   static const std::regex kTensor(
       R"(sm__(pipe_tensor_op_\w+_cycles_active|inst_executed_pipe_tensor_op_\w+|pipe_tensor_\w*cycles_active)\.avg\.pct_of_peak_sustained_(active|elapsed))");

@@ -83,6 +83,17 @@ TEST(NcuCsv, ReadsMetricsAndConvertsUnits) {
   EXPECT_DOUBLE_EQ(k[1].tensor_pct, -1);  // n/a
 }
 
+TEST(NcuCsv, HopperDramMetricName) {
+  const char* csv =
+      "\"ID\",\"Kernel Name\",\"gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed\"\n"
+      "\"\",\"\",\"%\"\n"
+      "\"0\",\"k\",\"42.5\"\n";
+  std::vector<KernelProfile> k;
+  std::string err;
+  ASSERT_TRUE(parse_ncu_raw_csv(csv, &k, &err)) << err;
+  EXPECT_DOUBLE_EQ(k[0].dram_pct, 42.5);
+}
+
 TEST(NcuCsv, NoHeaderIsAnError) {
   std::vector<KernelProfile> k;
   std::string err;
