@@ -100,6 +100,8 @@ void PreCall::release() {
   __sync_synchronize();
 }
 
-bool PreCall::timed_out() const { return flag_[1] != 0; }
+bool PreCall::timed_out() const {
+  return flag_[1] != 0;
+}
 
 }  // namespace fp4arena

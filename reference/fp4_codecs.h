@@ -23,6 +23,8 @@ float e4m3_decode(uint8_t code);
 uint8_t e4m3_encode_rne(float x);
 
 /// True when `code` is one of the two float8_e4m3fn NaN codes.
-inline bool e4m3_is_nan(uint8_t code) { return (code & 0x7F) == 0x7F; }
+inline bool e4m3_is_nan(uint8_t code) {
+  return (code & 0x7F) == 0x7F;
+}
 
 }  // namespace fp4arena
