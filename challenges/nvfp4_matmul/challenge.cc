@@ -211,15 +211,7 @@ class Nvfp4Matmul : public Challenge {
 
   bool expected(const ProblemData& in, OracleDevice where, std::vector<float>* out,
                 std::string* err) const override {
-    Nvfp4MatmulProblem p;
-    p.M = static_cast<int>(in.dims.at("M"));
-    p.N = static_cast<int>(in.dims.at("N"));
-    p.K = static_cast<int>(in.dims.at("K"));
-    p.a = in.buffers.at("a").data();
-    p.a_scales = in.buffers.at("a_scales").data();
-    p.b = in.buffers.at("b").data();
-    p.b_scales = in.buffers.at("b_scales").data();
-    p.alpha = static_cast<float>(in.scalars.at("alpha"));
+    Nvfp4MatmulProblem p = problem_of(in);
     out->assign(static_cast<size_t>(p.M) * p.N, 0.0f);
     if (where == OracleDevice::kGpu) return oracle_fp32_gpu(p, out->data(), err);
     oracle_fp32_cpu(p, out->data());
@@ -228,6 +220,12 @@ class Nvfp4Matmul : public Challenge {
 
   bool yardstick_ms(const ProblemData& in, int samples, double* median_ms,
                     std::string* err) const override {
+    return cublas_fp16_gemm_ms(problem_of(in), samples, median_ms, err);
+  }
+
+ private:
+  // The reference/ view of a generated problem (pointers into `in`).
+  static Nvfp4MatmulProblem problem_of(const ProblemData& in) {
     Nvfp4MatmulProblem p;
     p.M = static_cast<int>(in.dims.at("M"));
     p.N = static_cast<int>(in.dims.at("N"));
@@ -237,10 +235,9 @@ class Nvfp4Matmul : public Challenge {
     p.b = in.buffers.at("b").data();
     p.b_scales = in.buffers.at("b_scales").data();
     p.alpha = static_cast<float>(in.scalars.at("alpha"));
-    return cublas_fp16_gemm_ms(p, samples, median_ms, err);
+    return p;
   }
 
- private:
   // The README's worked example (M=2, N=2, K=32, alpha=0.5): c = [[8, 0.3125], [1, 0.375]].
   static void make_example(Operand* a, Operand* b) {
     auto pack = [](std::vector<uint8_t>& row, int k, uint8_t code) {
