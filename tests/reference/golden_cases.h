@@ -85,13 +85,11 @@ inline double JsonToDouble(const nlohmann::json& v) {
 }
 
 /// One case of tests/data/nvfp4_matmul_golden.json.
-struct GoldenCase {
-  std::string name;
+/// A problem that owns its operand bytes; Problem() is the reference/ view of them.
+struct OwnedProblem {
   int M = 0, N = 0, K = 0;
-  double alpha = 1.0;
+  float alpha = 1.0f;
   std::vector<uint8_t> a, a_scales, b, b_scales;
-  std::vector<double> c_fp64;  ///< exact alpha * deq(a) @ deq(b)^T
-  std::vector<double> c_fp16;  ///< c_fp64 rounded to half (may hold infinities)
 
   Nvfp4MatmulProblem Problem() const {
     Nvfp4MatmulProblem p;
@@ -102,9 +100,15 @@ struct GoldenCase {
     p.a_scales = a_scales.data();
     p.b = b.data();
     p.b_scales = b_scales.data();
-    p.alpha = static_cast<float>(alpha);
+    p.alpha = alpha;
     return p;
   }
+};
+
+struct GoldenCase : OwnedProblem {
+  std::string name;
+  std::vector<double> c_fp64;  ///< exact alpha * deq(a) @ deq(b)^T
+  std::vector<double> c_fp16;  ///< c_fp64 rounded to half (may hold infinities)
 };
 
 /// Loads every golden case; on failure returns false and sets *err.
@@ -122,7 +126,7 @@ inline bool LoadGoldenCases(std::vector<GoldenCase>* cases, std::string* err) {
     g.M = c.at("M").get<int>();
     g.N = c.at("N").get<int>();
     g.K = c.at("K").get<int>();
-    g.alpha = JsonToDouble(c.at("alpha"));
+    g.alpha = static_cast<float>(JsonToDouble(c.at("alpha")));
     g.a = c.at("a").get<std::vector<uint8_t>>();
     g.a_scales = c.at("a_scales").get<std::vector<uint8_t>>();
     g.b = c.at("b").get<std::vector<uint8_t>>();
@@ -142,24 +146,7 @@ inline bool LoadGoldenCases(std::vector<GoldenCase>* cases, std::string* err) {
 }
 
 /// Owns the buffers of a random NVFP4 problem.
-struct RandomProblem {
-  int M = 0, N = 0, K = 0;
-  float alpha = 1.0f;
-  std::vector<uint8_t> a, a_scales, b, b_scales;
-
-  Nvfp4MatmulProblem Problem() const {
-    Nvfp4MatmulProblem p;
-    p.M = M;
-    p.N = N;
-    p.K = K;
-    p.a = a.data();
-    p.a_scales = a_scales.data();
-    p.b = b.data();
-    p.b_scales = b_scales.data();
-    p.alpha = alpha;
-    return p;
-  }
-};
+using RandomProblem = OwnedProblem;
 
 /// Random nibbles, and random non-NaN scale codes of either sign with exponent field in
 /// [scale_exp_lo, scale_exp_hi] (0..15; 15 only with mantissa < 7).
