@@ -1,5 +1,7 @@
 // The interface between the generic judge and one challenge's own C++ (its input
-// generators and its oracle glue), plus the registry challenges add themselves to.
+// generators, its oracle and its yardstick), plus the registry challenges add themselves
+// to. A challenge supplies data and math only; the harness owns compile, worker, poison,
+// canaries, validation, timing, verdicts, scoring and records.
 #pragma once
 
 #include <cstdint>
@@ -21,8 +23,37 @@ struct ProblemData {
   std::map<std::string, std::vector<uint8_t>> buffers;  ///< every "in" buffer, by name
 };
 
+/// What the oracle says one output must be. Which fields are filled depends on the
+/// output's comparison (spec.json "compare"):
+///   tolerance, ulp: `values`, one float per element;
+///   exact:          `bytes`, the expected buffer exactly as solve() must write it;
+///   exact_or_tie:   `bytes`, plus `tie` (one byte per element, 1 where the oracle's
+///                   pre-rounding value lies within its stated FP32 error bound of a rounding
+///                   boundary) and `alt_bytes` (the buffer with the other neighbour code at
+///                   every tie element); elsewhere only `bytes` is accepted.
+struct ExpectedOutput {
+  std::vector<float> values;
+  std::vector<uint8_t> bytes;
+  std::vector<uint8_t> tie;
+  std::vector<uint8_t> alt_bytes;
+};
+
+/// The oracle's answer for every output, by parameter name.
+using Expected = std::map<std::string, ExpectedOutput>;
+
 /// Where the oracle may run.
 enum class OracleDevice { kCpu, kGpu };
+
+/// A vendor-library reference run on the same inputs (cuBLAS GEMM, a device copy, ...),
+/// prepared by the challenge and timed by the harness's one timing service, exactly like a
+/// solution: the harness does the warm-up, the pre-call traffic and L2 flush, the events and
+/// the stopping rule.
+class Yardstick {
+ public:
+  virtual ~Yardstick() = default;
+  /// Enqueues one call on the default stream of the current device. Must not synchronise.
+  virtual bool launch(std::string* err) = 0;
+};
 
 class Challenge {
  public:
@@ -36,17 +67,19 @@ class Challenge {
   virtual bool generate(const CaseSpec& c, uint64_t seed, ProblemData* out,
                         std::string* err) const = 0;
 
-  /// The expected value of every output element, as float, in output order.
-  virtual bool expected(const ProblemData& in, OracleDevice where, std::vector<float>* out,
-                        std::string* err) const = 0;
+  /// The expected value of every output (see ExpectedOutput for what each comparison needs).
+  virtual bool oracle(const ProblemData& in, OracleDevice where, Expected* out,
+                      std::string* err) const = 0;
 
-  /// Time of the vendor-library yardstick for these inputs' shape in milliseconds (cuBLAS
-  /// FP16 GEMM on pre-dequantized operands for the NVFP4 matmul), measured with the same
-  /// L2 flush as the solution; false where the challenge has none.
-  virtual bool yardstick_ms(const ProblemData& in, int samples, double* median_ms,
-                            std::string* err) const {
-    (void)in, (void)samples, (void)median_ms, (void)err;
-    return false;
+  /// The yardstick's name as reports show it ("cuBLAS FP16 GEMM on pre-dequantized
+  /// operands"); empty where the challenge has none.
+  virtual std::string yardstick_name() const { return ""; }
+
+  /// Prepares the yardstick for these inputs on the current device (uploads, conversions:
+  /// untimed). nullptr + *err on failure; nullptr with *err empty where there is none.
+  virtual std::unique_ptr<Yardstick> make_yardstick(const ProblemData& in, std::string* err) const {
+    (void)in, (void)err;
+    return nullptr;
   }
 };
 

@@ -55,13 +55,6 @@ int cuda_device_count(std::string* why) {
   return n;
 }
 
-int dense_fp16_flops_per_clock_per_sm(int cc_major, int cc_minor) {
-  if (cc_major == 9) return 4096;
-  if (cc_major == 10) return 8192;
-  if (cc_major == 8 && cc_minor == 0) return 2048;
-  return 0;
-}
-
 bool query_device(int index, DeviceInfo* out, std::string* err) {
   cudaDeviceProp prop;
   cudaError_t e = cudaGetDeviceProperties(&prop, index);
@@ -82,6 +75,7 @@ bool query_device(int index, DeviceInfo* out, std::string* err) {
   d.sm_clock_max_mhz = khz / 1000;
   cudaDeviceGetAttribute(&khz, cudaDevAttrMemoryClockRate, index);
   d.mem_clock_max_mhz = khz / 1000;
+  cudaDeviceGetAttribute(&d.mem_bus_width_bits, cudaDevAttrGlobalMemoryBusWidth, index);
   int v = 0;
   cudaDriverGetVersion(&v);
   d.cuda_driver = version_string(v);
@@ -94,8 +88,6 @@ bool query_device(int index, DeviceInfo* out, std::string* err) {
     char ver[96] = {0};
     if (nvml.driver(ver, sizeof ver) == 0) d.driver_version = ver;
   }
-  d.peak_fp16_dense_tflops = double(d.sm_count) * d.sm_clock_max_mhz * 1e6 *
-                             dense_fp16_flops_per_clock_per_sm(d.cc_major, d.cc_minor) / 1e12;
   d.sm_clock_now_mhz = current_sm_clock_mhz(d);
   *out = d;
   return true;
@@ -127,7 +119,12 @@ nlohmann::json device_to_json(const DeviceInfo& d, const std::string& nvcc_versi
           {"cuda_driver", d.cuda_driver},
           {"cuda_runtime", d.cuda_runtime},
           {"nvcc", nvcc_version},
-          {"peak_fp16_dense_tflops", d.peak_fp16_dense_tflops}};
+          {"mem_bus_width_bits", d.mem_bus_width_bits},
+          {"limits",
+           {{"fp16_dense", d.limit(LimitKind::kFp16Dense)},
+            {"fp8_dense", d.limit(LimitKind::kFp8Dense)},
+            {"fp4_dense", d.limit(LimitKind::kFp4Dense)},
+            {"dram", d.limit(LimitKind::kDram)}}}};
 }
 
 }  // namespace fp4arena

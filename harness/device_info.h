@@ -1,10 +1,12 @@
-// What the judge knows about the GPU it runs on: identity, clocks, versions and the dense
-// FP16 tensor peak used for "% of peak" and for rejecting impossible scores.
+// What the judge knows about the GPU it runs on: identity, clocks, memory bus and versions,
+// all measured by the judge itself; its physical limits come from harness/device_limits.h.
 #pragma once
 
 #include <string>
 
 #include <nlohmann/json.hpp>
+
+#include "harness/device_limits.h"
 
 namespace fp4arena {
 
@@ -17,13 +19,21 @@ struct DeviceInfo {
   int sm_clock_max_mhz = 0;   ///< the device's rated maximum SM clock
   int sm_clock_now_mhz = -1;  ///< NVML's current SM clock; -1 where NVML is unavailable
   int mem_clock_max_mhz = 0;
+  int mem_bus_width_bits = 0;
   long long l2_bytes = 0;
   long long memory_bytes = 0;
   std::string driver_version;  ///< NVML's driver version string; empty if unavailable
   std::string cuda_driver;     ///< e.g. "13.0"
   std::string cuda_runtime;    ///< e.g. "13.0"
   std::string pci_bus_id;
-  double peak_fp16_dense_tflops = 0;  ///< 0 where the architecture is not in our table
+  /// The shape the table of limits needs.
+  DeviceShape shape() const {
+    return {
+        cc_major,          cc_minor, sm_count, double(sm_clock_max_mhz), double(mem_clock_max_mhz),
+        mem_bus_width_bits};
+  }
+  /// The physical limit of kind `k` in its metric's unit (0 where the table has none).
+  double limit(LimitKind k) const { return limit_value(k, shape()); }
 };
 
 /// Number of CUDA devices; 0 with *why set (no driver, no device, ...) when there are none.
@@ -34,10 +44,6 @@ bool query_device(int index, DeviceInfo* out, std::string* err);
 
 /// Re-reads the current SM clock (NVML), e.g. right after a benchmark; -1 if unavailable.
 int current_sm_clock_mhz(const DeviceInfo& d);
-
-/// Dense FP16 tensor-core FLOP per clock per SM with FP32 accumulation: 4096 on Hopper
-/// (sm_90), 2048 on Ampere A100 (sm_80), 8192 on Blackwell B200 (sm_100); 0 if unknown.
-int dense_fp16_flops_per_clock_per_sm(int cc_major, int cc_minor);
 
 nlohmann::json device_to_json(const DeviceInfo& d, const std::string& nvcc_version);
 

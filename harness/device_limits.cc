@@ -119,8 +119,8 @@ bool plausible_device(const DeviceShape& d, std::string* why) {
                std::to_string(int(r->max_mem_mhz)) + "] for this architecture");
   }
   if (d.mem_bus_width_bits < 0 || d.mem_bus_width_bits > r->max_bus_bits) {
-    return bad("mem_bus_width_bits " + std::to_string(d.mem_bus_width_bits) +
-               " is outside [0, " + std::to_string(r->max_bus_bits) + "] for this architecture");
+    return bad("mem_bus_width_bits " + std::to_string(d.mem_bus_width_bits) + " is outside [0, " +
+               std::to_string(r->max_bus_bits) + "] for this architecture");
   }
   return true;
 }

@@ -2,6 +2,7 @@
 
 #include <cuda_runtime.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,45 +12,69 @@
 #include <ctime>
 #include <iomanip>
 #include <memory>
-#include <random>
-#include <regex>
 #include <sstream>
 
 #include "harness/challenge.h"
 #include "harness/device_info.h"
+#include "harness/dump.h"
+#include "harness/ipc.h"
+#include "harness/pre_call.h"
 #include "harness/process.h"
-#include "harness/rng.h"
 #include "harness/spec.h"
 #include "harness/timing.h"
 #include "harness/tools.h"
 #include "harness/validate.h"
+#include "harness/verdict.h"
 #include "harness/worker_client.h"
 
 namespace fp4arena {
+
+const char* action_name(Action a) {
+  switch (a) {
+    case Action::kCheck:
+      return "check";
+    case Action::kRun:
+      return "run";
+    case Action::kSubmit:
+      return "submit";
+    case Action::kSanitize:
+      return "sanitize";
+    case Action::kProfile:
+      return "profile";
+    case Action::kDump:
+      return "dump";
+  }
+  return "?";
+}
+
+bool parse_action(const std::string& name, Action* out) {
+  for (Action a : {Action::kCheck, Action::kRun, Action::kSubmit, Action::kSanitize,
+                   Action::kProfile, Action::kDump}) {
+    if (name == action_name(a)) {
+      *out = a;
+      return true;
+    }
+  }
+  return false;
+}
+
+const char* buffer_mode_name(BufferMode m) {
+  return m == BufferMode::kRing ? "ring" : "fresh";
+}
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
 constexpr size_t kCanaryBytes = 4096;
 constexpr size_t kAlign = 4096;
-// Device work still running this long after the launch stream finished means the solution
-// left work on another stream (it would escape the events that time it).
-constexpr double kEscapeMinUs = 50;
-constexpr double kEscapeFraction = 0.05;
-constexpr double kCountAfterUs = 20;
-// Above this many FLOPs the oracle runs on the GPU (the CPU oracle still checks the GPU
+// Above this much work the oracle runs on the GPU (the CPU oracle still checks the GPU
 // oracle in the test suite).
-constexpr double kGpuOracleFlops = 2e9;
+constexpr double kGpuOracleWorkload = 2e9;
+constexpr const char* kRecordSchema = "fp4arena.submit.v2";
 
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-std::string shape_text(const Spec& spec, const CaseSpec& c) {
-  std::string s;
-  for (const DimSpec& d : spec.dims)
-    s += (s.empty() ? "" : "x") + std::to_string(c.dims.at(d.name));
-  return s;
 }
 
 std::string fmt(double v, int prec = 3) {
@@ -85,14 +110,22 @@ std::string stem_of(const std::string& path) {
   return dot == std::string::npos ? base : base.substr(0, dot);
 }
 
-std::string author_of(const std::string& source) {
-  std::smatch m;
-  if (std::regex_search(source, m, std::regex(R"(//\s*author:\s*([^\r\n]+))"))) {
-    std::string a = m[1];
-    while (!a.empty() && std::isspace(static_cast<unsigned char>(a.back()))) a.pop_back();
-    return a;
+// Unpredictable bytes from the kernel (seeds, canaries, poison): nothing the worker can
+// observe lets it guess the next ones.
+void random_bytes(void* out, size_t n) {
+  uint8_t* p = static_cast<uint8_t*>(out);
+  while (n > 0) {
+    ssize_t got = getrandom(p, n, 0);
+    if (got <= 0) continue;  // EINTR; getrandom never fails otherwise for these sizes
+    p += got;
+    n -= size_t(got);
   }
-  return "";
+}
+
+uint64_t random_u64() {
+  uint64_t v;
+  random_bytes(&v, sizeof v);
+  return v >> 1;  // seeds stay below 2^63 so that records and --seed carry them exactly
 }
 
 // One buffer of a call in shared memory: [canary | payload | canary].
@@ -111,26 +144,149 @@ Layout layout_for(const Spec& spec, const std::map<std::string, int64_t>& dims) 
   Layout l;
   for (const ParamSpec& p : spec.params) {
     if (!p.is_buffer()) continue;
-    size_t bytes = static_cast<size_t>(buffer_elements(p, dims)) * p.elem_bytes;
+    size_t bytes = buffer_bytes(p, dims);
     l.slots.push_back({&p, l.total, bytes});
     l.total += (2 * kCanaryBytes + bytes + kAlign - 1) / kAlign * kAlign;
   }
   return l;
 }
 
-// The verdict of one call, judged from the worker's reply and the buffers it returned.
-struct CallVerdict {
-  std::string verdict = "passed";
-  std::string reason;
-  ValidationResult validation;
-  double event_ms = 0;
-  double host_call_ms = 0;      // time solve() itself ran on the host
-  bool hold_timed_out = false;  // solve() waited for the device while being queued
+CallEnd call_end_of(CallOutcome o) {
+  switch (o) {
+    case CallOutcome::kOk:
+      return CallEnd::kOk;
+    case CallOutcome::kCudaError:
+      return CallEnd::kCudaError;
+    case CallOutcome::kCrashed:
+      return CallEnd::kCrashed;
+    case CallOutcome::kEarlyExit:
+      return CallEnd::kEarlyExit;
+    case CallOutcome::kTimeout:
+      return CallEnd::kTimeout;
+    case CallOutcome::kWorkerError:
+      return CallEnd::kWorkerError;
+  }
+  return CallEnd::kWorkerError;
+}
+
+// A typed field of the worker's reply; a missing or mistyped one makes the reply malformed.
+bool reply_number(const nlohmann::json& r, const char* key, double* out, std::string* why) {
+  auto it = r.find(key);
+  if (it == r.end() || !it->is_number() || !std::isfinite(it->get<double>())) {
+    *why = std::string("malformed reply: field '") + key + "' missing or not a finite number";
+    return false;
+  }
+  *out = it->get<double>();
+  return true;
+}
+
+// The result of one call, judged.
+struct CallResult {
+  Decision decision;
+  std::vector<OutputReport> outputs;
+  double event_ms = 0;  // work after the stop event included
+  double host_call_ms = 0;
+  bool hold_timed_out = false;
   double busy_after_us = 0;
 };
 
-bool is_runtime_failure(const std::string& v) {
-  return v == "crashed" || v == "cuda_error" || v == "timeout" || v == "early_exit";
+// What the worker's reply and the returned buffers say, before the answer is checked.
+struct RawCall {
+  CallFacts facts;
+  double event_ms = 0, host_call_ms = 0, busy_after_us = 0;
+  bool hold_timed_out = false;
+};
+
+nlohmann::json output_json(const OutputReport& o) {
+  nlohmann::json worst = nlohmann::json::array();
+  for (const Mismatch& m : o.worst) {
+    nlohmann::json w = {{"row", m.row}, {"col", m.col}, {"unwritten", m.unwritten}};
+    auto num = [](double v) {
+      return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(std::to_string(v));
+    };
+    w["expected"] = num(m.expected);
+    w["got"] = num(m.got);
+    if (m.codes) {
+      w["expected_code"] = m.expected_code;
+      w["got_code"] = m.got_code;
+    }
+    w["excess"] = num(m.excess);
+    worst.push_back(w);
+  }
+  nlohmann::json j = {{"name", o.name},
+                      {"compare", compare_name(o.kind)},
+                      {"passed", o.passed},
+                      {"elements", o.elements},
+                      {"mismatches", o.mismatches},
+                      {"unwritten", o.unwritten},
+                      {"nonfinite", o.nonfinite},
+                      {"ties", o.ties},
+                      {"max_abs_err", o.max_abs_err},
+                      {"max_rel_err", o.max_rel_err},
+                      {"max_excess", o.max_excess},
+                      {"worst", worst}};
+  if (!o.tile_map.empty()) j["tile_map"] = o.tile_map;
+  return j;
+}
+
+void print_failure(std::ostream& log, const CallResult& r) {
+  log << "        " << verdict_name(r.decision.verdict) << ": " << r.decision.reason << "\n";
+  if (r.decision.verdict != Verdict::kWrongAnswer) return;
+  for (const OutputReport& o : r.outputs) {
+    if (o.passed) continue;
+    log << "        " << o.summary << "\n";
+    for (const Mismatch& m : o.worst) {
+      log << "          at (row " << m.row << ", col " << m.col << "): expected " << m.expected;
+      if (m.codes) log << " (code 0x" << std::hex << m.expected_code << std::dec << ")";
+      log << ", got ";
+      if (m.unwritten) {
+        log << "never written";
+      } else {
+        log << m.got;
+        if (m.codes) log << " (code 0x" << std::hex << m.got_code << std::dec << ")";
+      }
+      if (!m.codes && !m.unwritten && std::isfinite(m.excess)) {
+        log << "  [" << fmt(m.excess, 1) << "x the allowed error]";
+      }
+      log << "\n";
+    }
+    std::istringstream map(o.tile_map);
+    std::string line;
+    while (std::getline(map, line)) log << "        " << line << "\n";
+  }
+}
+
+std::string read_logs(const std::vector<std::string>& logs, size_t first) {
+  std::string all;
+  for (size_t i = first; i < logs.size(); ++i) {
+    std::string text, ignored;
+    if (read_file(logs[i], &text, &ignored)) all += text + "\n";
+  }
+  return all;
+}
+
+// "// author: NAME" on a line of its own, found by scanning lines (no regex on user text).
+std::string author_line(const std::string& source) {
+  size_t pos = 0;
+  while (pos < source.size()) {
+    size_t end = source.find('\n', pos);
+    if (end == std::string::npos) end = source.size();
+    size_t i = pos;
+    while (i < end && (source[i] == ' ' || source[i] == '\t')) ++i;
+    if (source.compare(i, 2, "//") == 0) {
+      i += 2;
+      while (i < end && (source[i] == ' ' || source[i] == '\t')) ++i;
+      if (source.compare(i, 7, "author:") == 0) {
+        i += 7;
+        while (i < end && (source[i] == ' ' || source[i] == '\t')) ++i;
+        std::string a = source.substr(i, std::min<size_t>(end - i, 200));
+        while (!a.empty() && std::isspace(static_cast<unsigned char>(a.back()))) a.pop_back();
+        if (!a.empty()) return a;
+      }
+    }
+    pos = end + 1;
+  }
+  return "";
 }
 
 class Session {
@@ -140,29 +296,51 @@ class Session {
   JudgeOutcome run();
 
  private:
+  // Steps of run(), in order; each returns false with outcome->code set when the run ends.
+  bool load_challenge(JudgeOutcome* outcome);
+  bool open_device(JudgeOutcome* outcome);
+  bool compile_step(JudgeOutcome* outcome);
+  void print_device();
+  ExitCode finish(const std::vector<nlohmann::json>& tests,
+                  const std::vector<nlohmann::json>& benches, JudgeOutcome* outcome);
+  bool write_record(JudgeOutcome* outcome);
+
+  // Calls.
   bool start_worker(std::string* err);
-  CallVerdict call_once(const CaseSpec& c, const ProblemData& in, bool flush_l2);
-  bool compute_expected(const ProblemData& in, const CaseSpec& c, std::vector<float>* out,
-                        std::string* err);
+  RawCall send_call(const CaseSpec& c, const ProblemData& in, bool timed, const Layout& layout,
+                    const std::vector<Poison>& poisons);
+  CallResult call_once(const CaseSpec& c, const ProblemData& in, bool timed);
+  bool compute_expected(const ProblemData& in, Expected* out, std::string* err);
+
+  // Cases.
   nlohmann::json run_test(const CaseSpec& c);
   nlohmann::json run_benchmark(const CaseSpec& c);
+  void time_yardstick(const ProblemData& in, const TimingSpec& timing, double workload,
+                      nlohmann::json* j);
   ExitCode run_sanitize(nlohmann::json* record);
   ExitCode run_profile(nlohmann::json* record);
+  ExitCode run_dump();
+
   bool selected(const CaseSpec& c) const;
+  uint64_t case_seed(const CaseSpec& c) const { return opts_.has_seed ? opts_.seed : c.seed; }
   void progress(const std::string& line);
   void end_progress();
   ExitCode fail_internal(const std::string& what);
+  double limit() const { return device_.limit(spec_.limit); }
 
   const JudgeOptions& opts_;
   std::ostream& log_;
+  Clock::time_point t_start_ = Clock::now();
   Spec spec_;
   std::unique_ptr<Challenge> challenge_;
+  std::string source_;
   CompileResult compiled_;
   DeviceInfo device_;
   std::string nvcc_version_;
+  std::string no_gpu_reason_;
   std::unique_ptr<WorkerProcess> worker_;
+  std::unique_ptr<PreCall> judge_pre_call_;  // the yardstick's pre-call work
   size_t shm_bytes_ = 0;
-  std::mt19937_64 seeds_{std::random_device{}()};
   bool gpu_ = false;
   bool progress_shown_ = false;
   bool tty_ = isatty(2);
@@ -191,6 +369,11 @@ void Session::end_progress() {
   progress_shown_ = false;
 }
 
+ExitCode Session::fail_internal(const std::string& what) {
+  log_ << "fp4arena: internal error: " << what << "\n";
+  return ExitCode::kInternal;
+}
+
 bool Session::start_worker(std::string* err) {
   WorkerOptions w;
   w.worker_path =
@@ -217,37 +400,38 @@ bool Session::start_worker(std::string* err) {
   return worker_ != nullptr;
 }
 
-bool Session::compute_expected(const ProblemData& in, const CaseSpec& c, std::vector<float>* out,
-                               std::string* err) {
-  bool gpu = gpu_ && case_flops(spec_, c.dims) >= kGpuOracleFlops;
-  if (!challenge_->expected(in, gpu ? OracleDevice::kGpu : OracleDevice::kCpu, out, err)) {
+bool Session::compute_expected(const ProblemData& in, Expected* out, std::string* err) {
+  const bool gpu = gpu_ && case_workload(spec_, in.dims) >= kGpuOracleWorkload;
+  out->clear();
+  if (!challenge_->oracle(in, gpu ? OracleDevice::kGpu : OracleDevice::kCpu, out, err)) {
     return false;
   }
-  // A generator must keep every expected value representable in the output type.
-  const double limit = spec_.output().elem_type == "__half" ? 65504.0 : 3.4e38;
-  for (float v : *out) {
-    if (!std::isfinite(v) || std::fabs(v) > limit) {
-      *err = "case '" + c.name + "': the generator produced an expected value (" +
-             std::to_string(v) + ") outside the output type's range";
+  for (const ParamSpec* p : spec_.outputs()) {
+    auto it = out->find(p->name);
+    if (it == out->end()) {
+      *err = "the oracle gave no answer for output '" + p->name + "'";
       return false;
     }
+    int64_t rows = 0, cols = 0;
+    output_matrix(*p, in.dims, &rows, &cols);
+    if (!check_expected(*p, rows * cols, buffer_bytes(*p, in.dims), it->second, err)) return false;
   }
   return true;
 }
 
-CallVerdict Session::call_once(const CaseSpec& c, const ProblemData& in, bool flush_l2) {
-  CallVerdict v;
-  Layout layout = layout_for(spec_, in.dims);
+// Stages one call in shared memory (canaries, inputs, poisoned outputs), sends it and
+// gathers what the reply and the returned buffers show about the call's integrity.
+RawCall Session::send_call(const CaseSpec& c, const ProblemData& in, bool timed,
+                           const Layout& layout, const std::vector<Poison>& poisons) {
+  RawCall raw;
   uint8_t* shm = worker_->shm();
-  // A fresh canary pattern for every call, so no solution can know what to write back.
-  Rng canary_rng(seeds_(), 0, 0);
+  // A fresh canary for every call, from the kernel's random source: it carries nothing a
+  // solution could use to predict seeds or later canaries.
   std::vector<uint8_t> canary(kCanaryBytes);
-  for (size_t i = 0; i < kCanaryBytes; i += 8) {
-    uint64_t x = canary_rng.next();
-    std::memcpy(&canary[i], &x, 8);
-  }
+  random_bytes(canary.data(), canary.size());
   nlohmann::json buffers = nlohmann::json::array();
   std::map<std::string, int> buffer_index;
+  size_t out_i = 0;
   for (const Slot& s : layout.slots) {
     uint8_t* base = shm + s.offset;
     std::memcpy(base, canary.data(), kCanaryBytes);
@@ -255,7 +439,9 @@ CallVerdict Session::call_once(const CaseSpec& c, const ProblemData& in, bool fl
     if (s.param->role == "in") {
       std::memcpy(base + kCanaryBytes, in.buffers.at(s.param->name).data(), s.payload);
     } else {
-      std::memset(base + kCanaryBytes, 0xFF, s.payload);  // poison: all-ones NaN
+      const bool nan = dtype_has_nan_poison(s.param->dtype);
+      std::memset(base + kCanaryBytes, nan ? 0xFF : poisons[out_i].byte, s.payload);
+      ++out_i;
     }
     buffer_index[s.param->name] = static_cast<int>(buffers.size());
     buffers.push_back({{"offset", s.offset}, {"size", s.payload}, {"canary", kCanaryBytes}});
@@ -266,259 +452,317 @@ CallVerdict Session::call_once(const CaseSpec& c, const ProblemData& in, bool fl
       args.push_back({{"buffer", buffer_index.at(p.name)}});
     } else if (p.role == "dim") {
       args.push_back({{"int", in.dims.at(p.name)}});
-    } else if (p.elem_type == "int") {
+    } else if (p.scalar_type == "int") {
       args.push_back({{"int", static_cast<int>(in.scalars.at(p.name))}});
     } else {
       args.push_back({{"float", static_cast<float>(in.scalars.at(p.name))}});
     }
   }
-  nlohmann::json req = {
-      {"op", "call"},         {"case", c.name},
-      {"buffers", buffers},   {"args", args},
-      {"flush_l2", flush_l2}, {"slot", opts_.buffers == "fresh" ? -1 : int(calls_made_++ % 3)}};
-  double timeout = timeout_scale_ * (opts_.call_timeout_seconds > 0 ? opts_.call_timeout_seconds
-                                                                    : spec_.call_timeout_seconds);
-  CallReply reply = worker_->call(req, timeout);
-  switch (reply.outcome) {
-    case CallOutcome::kOk:
-      break;
-    case CallOutcome::kCudaError:
-      v.verdict = "cuda_error";
-      v.reason = reply.detail;
-      return v;
-    case CallOutcome::kCrashed:
-      v.verdict = "crashed";
-      v.reason = "the worker running solve() was " + reply.detail;
-      return v;
-    case CallOutcome::kEarlyExit:
-      v.verdict = "early_exit";
-      v.reason = "the worker " + reply.detail + " while solve() was running";
-      return v;
-    case CallOutcome::kTimeout:
-      v.verdict = "timeout";
-      v.reason = "solve() gave " + reply.detail;
-      return v;
-    case CallOutcome::kWorkerError:
-      v.verdict = "crashed";
-      v.reason = "the worker failed: " + reply.detail;
-      return v;
-  }
-  const double event_ms = reply.data.value("event_ms", 0.0);
-  v.busy_after_us = reply.data.value("busy_after_us", 0.0);
-  v.host_call_ms = reply.data.value("host_call_ms", 0.0);
-  v.hold_timed_out = reply.data.value("hold_timed_out", false);
-  // Work still running after the stop event is part of the call: count it (past the few
-  // microseconds an idle device takes to answer a synchronisation).
-  v.event_ms = event_ms + (v.busy_after_us > kCountAfterUs ? v.busy_after_us / 1000.0 : 0.0);
+  const int slot =
+      opts_.buffers == BufferMode::kFresh ? -1 : int(calls_made_++ % uint64_t(kRingDepth));
+  nlohmann::json req = {{"op", "call"}, {"case", c.name},    {"buffers", buffers},
+                        {"args", args}, {"flush_l2", timed}, {"slot", slot}};
+  const double base_timeout =
+      opts_.call_timeout_seconds > 0 ? opts_.call_timeout_seconds : spec_.call_timeout_seconds;
+  CallReply reply = worker_->call(req, timeout_scale_ * base_timeout);
+  CallFacts& f = raw.facts;
+  f.under_tool = !wrapper_.empty();
+  f.end = call_end_of(reply.outcome);
+  f.end_detail = reply.detail;
+  if (f.end != CallEnd::kOk) return raw;
 
-  // Integrity checks come before the answer: a solution that wrote out of bounds or
-  // touched its inputs gets that verdict even when its output happens to be right.
+  double threads_before = 0, threads_after = 0, event_ms = 0;
+  std::string why;
+  if (!reply_number(reply.data, "event_ms", &event_ms, &why) ||
+      !reply_number(reply.data, "busy_after_us", &raw.busy_after_us, &why) ||
+      !reply_number(reply.data, "host_call_ms", &raw.host_call_ms, &why) ||
+      !reply_number(reply.data, "threads_before", &threads_before, &why) ||
+      !reply_number(reply.data, "threads_after", &threads_after, &why)) {
+    f.end = CallEnd::kWorkerError;
+    f.end_detail = why;
+    return raw;
+  }
+  auto held = reply.data.find("hold_timed_out");
+  raw.hold_timed_out = held != reply.data.end() && held->is_boolean() && held->get<bool>();
+  raw.event_ms = event_ms;
+  f.threads_before = int(threads_before);
+  f.threads_after = int(threads_after);
+  f.busy_after_us = raw.busy_after_us;
+  f.event_ms = event_ms - (raw.busy_after_us > kCountAfterUs ? raw.busy_after_us / 1000.0 : 0.0);
+
   for (const Slot& s : layout.slots) {
     const uint8_t* base = shm + s.offset;
     bool front = std::memcmp(base, canary.data(), kCanaryBytes) == 0;
     bool back = std::memcmp(base + kCanaryBytes + s.payload, canary.data(), kCanaryBytes) == 0;
     if (!front || !back) {
-      v.verdict = "out_of_bounds_write";
-      v.reason = std::string("solve() wrote ") + (back ? "before the start" : "past the end") +
-                 " of '" + s.param->name + "' (" + std::to_string(s.payload) + " bytes)";
-      return v;
+      f.canary_broken = std::string(back ? "before the start" : "past the end") + " of '" +
+                        s.param->name + "' (" + std::to_string(s.payload) + " bytes)";
+      break;
     }
   }
   for (const Slot& s : layout.slots) {
-    if (s.param->role != "in") continue;
+    if (s.param->role != "in" || !f.input_changed.empty()) continue;
     const std::vector<uint8_t>& orig = in.buffers.at(s.param->name);
     const uint8_t* got = shm + s.offset + kCanaryBytes;
     if (std::memcmp(got, orig.data(), s.payload) != 0) {
       size_t first = 0;
       while (first < s.payload && got[first] == orig[first]) ++first;
-      v.verdict = "input_modified";
-      v.reason = "solve() modified its input '" + s.param->name + "' (first changed byte at " +
-                 std::to_string(first) + " of " + std::to_string(s.payload) + ")";
-      return v;
+      f.input_changed = "'" + s.param->name + "' (first changed byte at " + std::to_string(first) +
+                        " of " + std::to_string(s.payload) + ")";
     }
   }
-  int before = reply.data.value("threads_before", 0), after = reply.data.value("threads_after", 0);
-  // Under compute-sanitizer or ncu the tool's own threads and instrumentation overhead make
-  // these two checks meaningless; they apply to run and submit.
-  const bool under_tool = !wrapper_.empty();
-  if (after > before && !under_tool) {
-    v.verdict = "thread_escape";
-    v.reason = "solve() returned with " + std::to_string(after - before) +
-               " thread(s) it started still running";
-    return v;
+  return raw;
+}
+
+CallResult Session::call_once(const CaseSpec& c, const ProblemData& in, bool timed) {
+  CallResult r;
+  Layout layout = layout_for(spec_, in.dims);
+  const std::vector<const ParamSpec*> outs = spec_.outputs();
+  // Outputs whose type has no NaN get a random poison byte per call; an untimed call (a
+  // test) of such an output is made twice, the second time with the complementary poison,
+  // so that an element never written is told apart from one that equals the poison.
+  std::vector<Poison> poisons(outs.size()), second_poisons(outs.size());
+  bool twice = false;
+  for (size_t i = 0; i < outs.size(); ++i) {
+    random_bytes(&poisons[i].byte, 1);
+    second_poisons[i].byte = static_cast<uint8_t>(~poisons[i].byte);
+    twice |= !timed && !dtype_has_nan_poison(outs[i]->dtype);
   }
-  double escape_limit = std::max(kEscapeMinUs, kEscapeFraction * event_ms * 1000.0);
-  if (v.busy_after_us > escape_limit && !under_tool) {
-    v.verdict = "timing_escape";
-    v.reason = "the GPU stayed busy for " + fmt(v.busy_after_us, 0) +
-               " us after the launch stream finished (" + fmt(event_ms * 1000.0, 0) +
-               " us timed): work was left running outside the default stream";
-    return v;
+  RawCall raw = send_call(c, in, timed, layout, poisons);
+  r.event_ms = raw.event_ms;
+  r.host_call_ms = raw.host_call_ms;
+  r.hold_timed_out = raw.hold_timed_out;
+  r.busy_after_us = raw.busy_after_us;
+  r.decision = decide_verdict(raw.facts);
+  if (r.decision.verdict != Verdict::kPassed) return r;
+
+  // Keep the first call's outputs: the second call reuses the shared memory.
+  std::vector<std::vector<uint8_t>> first(outs.size()), second;
+  for (size_t i = 0; i < outs.size(); ++i) {
+    for (const Slot& s : layout.slots) {
+      if (s.param == outs[i]) {
+        const uint8_t* p = worker_->shm() + s.offset + kCanaryBytes;
+        first[i].assign(p, p + s.payload);
+      }
+    }
+  }
+  if (twice) {
+    RawCall again = send_call(c, in, timed, layout, second_poisons);
+    r.decision = decide_verdict(again.facts);
+    if (r.decision.verdict != Verdict::kPassed) {
+      r.decision.reason = "on the repeated call: " + r.decision.reason;
+      return r;
+    }
+    second.resize(outs.size());
+    for (size_t i = 0; i < outs.size(); ++i) {
+      for (const Slot& s : layout.slots) {
+        if (s.param == outs[i]) {
+          const uint8_t* p = worker_->shm() + s.offset + kCanaryBytes;
+          second[i].assign(p, p + s.payload);
+        }
+      }
+    }
   }
 
-  const ParamSpec& out = spec_.output();
-  const Slot* out_slot = nullptr;
-  for (const Slot& s : layout.slots) {
-    if (s.param == &out) out_slot = &s;
-  }
-  int64_t cols = 1, rows = 1;
-  {
-    std::string e;
-    int64_t last = 0;
-    eval_expr(out.shape.back(), in.dims, &last, &e);
-    cols = last;
-    rows = buffer_elements(out, in.dims) / std::max<int64_t>(1, cols);
-  }
-  std::vector<float> expected;
+  Expected expected;
   std::string err;
-  if (!compute_expected(in, c, &expected, &err)) {
+  if (!compute_expected(in, &expected, &err)) {
     fatal_ = "oracle failed: " + err;
-    v.verdict = "not_run";
-    v.reason = fatal_;
-    return v;
+    r.decision = {Verdict::kNotRun, fatal_};
+    return r;
   }
-  v.validation = validate_output(shm + out_slot->offset + kCanaryBytes, out.elem_type, expected,
-                                 rows, cols, Tolerance{spec_.atol, spec_.rtol});
-  if (!v.validation.passed) {
-    v.verdict = "wrong_answer";
-    v.reason = v.validation.summary;
+  CallFacts facts = raw.facts;
+  facts.outputs_checked = true;
+  facts.outputs_ok = true;
+  for (size_t i = 0; i < outs.size(); ++i) {
+    int64_t rows = 0, cols = 0;
+    output_matrix(*outs[i], in.dims, &rows, &cols);
+    OutputReport o = compare_output(*outs[i], rows, cols, first[i].data(), poisons[i],
+                                    second.empty() ? nullptr : second[i].data(), second_poisons[i],
+                                    expected.at(outs[i]->name));
+    if (!o.passed && facts.outputs_ok) {
+      facts.outputs_ok = false;
+      facts.outputs_summary = o.summary;
+    }
+    r.outputs.push_back(std::move(o));
   }
-  return v;
-}
-
-nlohmann::json failure_details(const CallVerdict& v) {
-  nlohmann::json j = {{"mismatches", v.validation.mismatches},
-                      {"unwritten", v.validation.unwritten},
-                      {"nonfinite", v.validation.nonfinite},
-                      {"max_abs_err", v.validation.max_abs_err},
-                      {"max_rel_err", v.validation.max_rel_err}};
-  nlohmann::json worst = nlohmann::json::array();
-  for (const Mismatch& m : v.validation.worst) {
-    worst.push_back({{"row", m.row},
-                     {"col", m.col},
-                     {"expected", m.expected},
-                     {"got", std::isfinite(m.got) ? nlohmann::json(m.got)
-                                                  : nlohmann::json(std::to_string(m.got))}});
-  }
-  j["worst"] = worst;
-  if (!v.validation.tile_map.empty()) j["tile_map"] = v.validation.tile_map;
-  return j;
-}
-
-void print_failure(std::ostream& log, const CallVerdict& v) {
-  log << "        " << v.verdict << ": " << v.reason << "\n";
-  if (v.verdict != "wrong_answer") return;
-  for (const Mismatch& m : v.validation.worst) {
-    log << "        at (row " << m.row << ", col " << m.col << "): expected " << m.expected
-        << ", got " << m.got << "\n";
-  }
-  std::istringstream map(v.validation.tile_map);
-  std::string line;
-  while (std::getline(map, line)) log << "      " << line << "\n";
+  r.decision = decide_verdict(facts);
+  return r;
 }
 
 nlohmann::json Session::run_test(const CaseSpec& c) {
   auto t0 = Clock::now();
-  nlohmann::json j = {{"name", c.name}, {"seed", c.seed}};
-  for (const auto& kv : c.dims) j[kv.first] = kv.second;
+  const uint64_t seed = case_seed(c);
+  nlohmann::json j = {{"name", c.name}, {"seed", seed}, {"dims", c.dims}};
   progress("  ....  " + c.name);
   ProblemData in;
   std::string err;
-  CallVerdict v;
-  if (!challenge_->generate(c, c.seed, &in, &err)) {
+  CallResult r;
+  if (!challenge_->generate(c, seed, &in, &err)) {
     fatal_ = "generator failed: " + err;
-    v.verdict = "not_run";
-    v.reason = fatal_;
+    r.decision = {Verdict::kNotRun, fatal_};
+  } else if (!worker_ && !start_worker(&err)) {
+    fatal_ = err;
+    r.decision = {Verdict::kNotRun, err};
   } else {
-    if (!worker_ && !start_worker(&err)) {
-      fatal_ = err;
-      v.verdict = "not_run";
-      v.reason = err;
-    } else {
-      v = call_once(c, in, false);
-    }
+    r = call_once(c, in, false);
   }
-  if (is_runtime_failure(v.verdict)) worker_.reset();  // a fresh worker for the next case
+  if (is_runtime_failure(r.decision.verdict)) worker_.reset();  // a fresh worker next
   end_progress();
-  j["verdict"] = v.verdict;
-  j["reason"] = v.reason;
-  j["elements"] = v.validation.elements;
-  j.update(failure_details(v));
+  const bool passed = r.decision.verdict == Verdict::kPassed;
+  j["verdict"] = verdict_name(r.decision.verdict);
+  j["reason"] = r.decision.reason;
+  nlohmann::json outputs = nlohmann::json::array();
+  for (const OutputReport& o : r.outputs) outputs.push_back(output_json(o));
+  j["outputs"] = outputs;
   j["wall_ms"] = seconds_since(t0) * 1000.0;
-  log_ << "  " << (v.verdict == "passed" ? "PASS" : "FAIL") << "  " << std::left << std::setw(24)
-       << c.name << std::setw(18) << shape_text(spec_, c) << std::right;
-  if (v.verdict == "passed") {
-    log_ << "max abs err " << v.validation.max_abs_err << "\n";
+  log_ << "  " << (passed ? "PASS" : "FAIL") << "  " << std::left << std::setw(24) << c.name
+       << std::setw(18) << shape_text(spec_, c.dims) << std::right;
+  if (passed) {
+    std::string sep;
+    for (const OutputReport& o : r.outputs) {
+      log_ << sep << o.name << ": ";
+      if (o.kind == CompareKind::kExact || o.kind == CompareKind::kExactOrTie) {
+        log_ << "exact";
+        if (o.ties) log_ << " (" << o.ties << " ties)";
+      } else {
+        log_ << "max abs err " << o.max_abs_err;
+      }
+      sep = "  ";
+    }
+    log_ << "\n";
   } else {
     log_ << "\n";
-    print_failure(log_, v);
+    print_failure(log_, r);
+    log_ << "        replay: --case " << c.name << " --seed " << seed << "\n";
   }
   return j;
 }
 
+void Session::time_yardstick(const ProblemData& in, const TimingSpec& timing, double workload,
+                             nlohmann::json* j) {
+  const std::string name = challenge_->yardstick_name();
+  if (name.empty()) return;
+  std::string err;
+  progress("  ....  yardstick");
+  if (!judge_pre_call_) {
+    judge_pre_call_ = std::make_unique<PreCall>();
+    if (!judge_pre_call_->init(1.0, &err)) {
+      judge_pre_call_.reset();
+      end_progress();
+      log_ << "        yardstick not measured: " << err << "\n";
+      return;
+    }
+  }
+  std::unique_ptr<Yardstick> y = challenge_->make_yardstick(in, &err);
+  if (!y) {
+    end_progress();
+    if (!err.empty()) log_ << "        yardstick not measured: " << err << "\n";
+    return;
+  }
+  PreCall& pc = *judge_pre_call_;
+  SampleRun run = sample_loop(timing, [&](int call, bool, double* ms, std::string* e) {
+    bool launched = true;
+    PreCall::Timed t;
+    const char* where = "";
+    cudaError_t ce =
+        pc.timed_call([&] { launched = y->launch(e); }, true, call, kCountAfterUs, &t, &where);
+    if (ce != cudaSuccess) {
+      *e = std::string("yardstick: ") + where + ": " + cudaGetErrorString(ce);
+      return false;
+    }
+    *ms = t.event_ms;
+    return launched;
+  });
+  y.reset();
+  end_progress();
+  if (!run.ok || run.stats.median_ms <= 0) {
+    log_ << "        yardstick not measured: " << run.error << "\n";
+    return;
+  }
+  const double value = spec_.metric.value(workload, run.stats.median_ms);
+  const double mine = (*j)["value"].get<double>();
+  (*j)["yardstick"] = {{"name", name},
+                       {"samples", run.stats.samples},
+                       {"median_ms", run.stats.median_ms},
+                       {"min_ms", run.stats.min_ms},
+                       {"max_ms", run.stats.max_ms},
+                       {"value", value},
+                       {"ratio", mine / value}};
+  log_ << "        " << name << "  " << fmt(run.stats.median_ms, 4) << " ms  " << fmt(value, 1)
+       << " " << spec_.metric.unit() << "  -> ratio " << fmt(mine / value, 2) << "\n";
+}
+
 nlohmann::json Session::run_benchmark(const CaseSpec& c) {
   auto t0 = Clock::now();
-  nlohmann::json j = {{"name", c.name}, {"seed", c.seed}};
-  for (const auto& kv : c.dims) j[kv.first] = kv.second;
-  double flops = case_flops(spec_, c.dims);
-  j["flops"] = flops;
+  const uint64_t first_seed = case_seed(c);
+  nlohmann::json j = {{"name", c.name}, {"seed", first_seed}, {"dims", c.dims}};
+  const double workload = case_workload(spec_, c.dims);
+  j["workload"] = workload;
   TimingSpec timing = spec_.timing;
-  if (opts_.action != "submit") {  // run: a quick look; submit: the full stopping rule
+  if (opts_.action != Action::kSubmit) {  // run: a quick look; submit: the full stopping rule
     timing.max_samples = std::min(timing.max_samples, 15);
     timing.min_samples = std::min(timing.min_samples, 5);
     timing.max_seconds = std::min(timing.max_seconds, 10.0);
     timing.warmup_calls = std::min(timing.warmup_calls, 2);
   }
-  std::vector<double> ms, host_ms;
+  std::vector<double> host_ms;
   int held_too_long = 0;
-  CallVerdict v;
+  CallResult last;
   ProblemData in;
-  std::string err;
-  int calls = 0;
-  auto t_samples = Clock::now();
-  for (;;) {
-    bool warm = calls < timing.warmup_calls;
-    if (!warm && calls == timing.warmup_calls) t_samples = Clock::now();
-    if (!warm && should_stop(ms, timing, seconds_since(t_samples))) break;
-    // The first call uses the case's own seed (reproducible); every later one a fresh seed
-    // the worker cannot predict, so replaying an earlier output can never pass.
-    uint64_t seed = calls == 0 ? c.seed : seeds_();
-    if (!challenge_->generate(c, seed, &in, &err)) {
-      fatal_ = "generator failed: " + err;
-      v.verdict = "not_run";
-      v.reason = fatal_;
-      break;
-    }
-    if (!worker_ && !start_worker(&err)) {
-      fatal_ = err;
-      v.verdict = "not_run";
-      v.reason = err;
-      break;
-    }
-    v = call_once(c, in, true);
-    ++calls;
-    if (v.verdict != "passed") {
-      v.reason =
-          "call " + std::to_string(calls) + " (seed " + std::to_string(seed) + "): " + v.reason;
-      break;
-    }
-    if (!warm) {
-      ms.push_back(v.event_ms);
-      host_ms.push_back(v.host_call_ms);
-      held_too_long += v.hold_timed_out;
-    }
-    TimingStats s = summarize(ms);
-    progress(
-        "  ....  " + c.name + "  " + (warm ? "warm-up" : "sample " + std::to_string(ms.size())) +
-        (ms.empty() ? ""
-                    : "  median " + fmt(s.median_ms, 4) + " ms  rse " + fmt(100 * s.rse, 2) + "%"));
-  }
-  if (is_runtime_failure(v.verdict)) worker_.reset();
+  uint64_t seed = first_seed;
+  SampleRun run = sample_loop(
+      timing,
+      [&](int call, bool warm, double* ms, std::string* err) {
+        // The first call uses the case's own seed (reproducible); every later one a fresh
+        // seed the worker cannot predict, so replaying an earlier output can never pass.
+        seed = call == 0 ? first_seed : random_u64();
+        std::string e;
+        if (!challenge_->generate(c, seed, &in, &e)) {
+          fatal_ = "generator failed: " + e;
+          last = CallResult{};
+          last.decision = {Verdict::kNotRun, fatal_};
+          *err = fatal_;
+          return false;
+        }
+        if (!worker_ && !start_worker(&e)) {
+          fatal_ = e;
+          last = CallResult{};
+          last.decision = {Verdict::kNotRun, e};
+          *err = e;
+          return false;
+        }
+        last = call_once(c, in, true);
+        if (last.decision.verdict != Verdict::kPassed) {
+          last.decision.reason = "call " + std::to_string(call + 1) + " (seed " +
+                                 std::to_string(seed) + "): " + last.decision.reason;
+          *err = last.decision.reason;
+          return false;
+        }
+        *ms = last.event_ms;
+        if (!warm) {
+          host_ms.push_back(last.host_call_ms);
+          held_too_long += last.hold_timed_out;
+        }
+        return true;
+      },
+      [&](const SampleRun& r, bool warm) {
+        progress("  ....  " + c.name + "  " +
+                 (warm ? "warm-up" : "sample " + std::to_string(r.samples.size())) +
+                 (r.samples.empty() ? ""
+                                    : "  median " + fmt(r.stats.median_ms, 4) + " ms  rse " +
+                                          fmt(100 * r.stats.rse, 2) + "%"));
+      });
+  if (is_runtime_failure(last.decision.verdict)) worker_.reset();
   end_progress();
-  TimingStats s = summarize(ms);
-  j["verdict"] = v.verdict;
-  j["reason"] = v.reason;
-  j["calls"] = calls;
+  const TimingStats& s = run.stats;
+  const bool passed = run.ok && last.decision.verdict == Verdict::kPassed && s.samples > 0;
+  const Verdict v = passed ? Verdict::kPassed
+                           : (last.decision.verdict == Verdict::kPassed ? Verdict::kNotRun
+                                                                        : last.decision.verdict);
+  j["verdict"] = verdict_name(v);
+  j["reason"] = passed ? "" : last.decision.reason;
+  j["calls"] = run.calls;
   j["samples"] = s.samples;
   j["median_ms"] = s.median_ms;
   j["mean_ms"] = s.mean_ms;
@@ -528,121 +772,108 @@ nlohmann::json Session::run_benchmark(const CaseSpec& c) {
   j["rse"] = s.rse;
   j["host_call_median_ms"] = summarize(host_ms).median_ms;
   j["synchronising_calls"] = held_too_long;
-  double tflops =
-      v.verdict == "passed" && s.median_ms > 0 ? flops / (s.median_ms * 1e-3) / 1e12 : 0;
-  j["tflops"] = tflops;
-  j["pct_of_peak"] =
-      device_.peak_fp16_dense_tflops > 0 ? 100 * tflops / device_.peak_fp16_dense_tflops : 0;
+  const double value = passed ? spec_.metric.value(workload, s.median_ms) : 0;
+  j["value"] = passed ? nlohmann::json(value) : nlohmann::json(nullptr);
+  j["pct_of_limit"] =
+      limit() > 0 && passed ? nlohmann::json(100 * value / limit()) : nlohmann::json(nullptr);
   j["sm_clock_after_mhz"] = current_sm_clock_mhz(device_);
-  if (v.verdict != "passed") j.update(failure_details(v));
+  j["yardstick"] = nullptr;
+  if (!passed) {
+    nlohmann::json outputs = nlohmann::json::array();
+    for (const OutputReport& o : last.outputs) outputs.push_back(output_json(o));
+    j["outputs"] = outputs;
+  }
 
-  log_ << "  " << (v.verdict == "passed" ? "PASS" : "FAIL") << "  " << std::left << std::setw(10)
-       << c.name << std::setw(18) << shape_text(spec_, c) << std::right;
-  if (v.verdict == "passed") {
-    log_ << "median " << fmt(s.median_ms, 4) << " ms  " << fmt(tflops, 1) << " TF/s";
-    if (device_.peak_fp16_dense_tflops > 0)
-      log_ << "  (" << fmt(j["pct_of_peak"].get<double>(), 1) << "% of peak)";
+  log_ << "  " << (passed ? "PASS" : "FAIL") << "  " << std::left << std::setw(10) << c.name
+       << std::setw(18) << shape_text(spec_, c.dims) << std::right;
+  if (passed) {
+    log_ << "median " << fmt(s.median_ms, 4) << " ms  " << fmt(value, 1) << " "
+         << spec_.metric.unit();
+    if (limit() > 0) {
+      log_ << "  (" << fmt(100 * value / limit(), 1) << "% of " << limit_name(spec_.limit) << ")";
+    }
     log_ << "  n=" << s.samples << " rse " << fmt(100 * s.rse, 2) << "%\n";
     if (held_too_long > 0) {
       log_ << "        note: in " << held_too_long << " of " << s.samples
            << " calls solve() waited for the device while its work was being queued (a "
               "synchronising call inside solve()); those calls count from that wait on\n";
     }
-    if (opts_.action == "submit" && opts_.yardstick) {
-      double y_ms = 0;
-      std::string y_err;
-      progress("  ....  " + c.name + "  yardstick");
-      if (challenge_->yardstick_ms(in, 20, &y_ms, &y_err) && y_ms > 0) {
-        end_progress();
-        double y_tflops = flops / (y_ms * 1e-3) / 1e12;
-        j["cublas_fp16_ms"] = y_ms;
-        j["cublas_fp16_tflops"] = y_tflops;
-        j["ratio_to_cublas"] = tflops / y_tflops;
-        log_ << "        cuBLAS FP16 (pre-dequantized operands) " << fmt(y_ms, 4) << " ms  "
-             << fmt(y_tflops, 1) << " TF/s  -> ratio " << fmt(tflops / y_tflops, 2) << "\n";
-      } else {
-        end_progress();
-        if (!y_err.empty()) log_ << "        yardstick not measured: " << y_err << "\n";
-      }
+    const double host_median = summarize(host_ms).median_ms;
+    if (host_median > 0.2 * s.median_ms && host_median > 0.05) {
+      log_ << "        note: solve() spends " << fmt(host_median, 3)
+           << " ms on the host per call (median)\n";
     }
+    if (opts_.action == Action::kSubmit && opts_.yardstick)
+      time_yardstick(in, timing, workload, &j);
   } else {
     log_ << "\n";
-    print_failure(log_, v);
+    CallResult shown = last;
+    shown.decision.verdict = v;
+    print_failure(log_, shown);
+    log_ << "        replay: --case " << c.name << " --seed " << seed << "\n";
   }
   j["wall_ms"] = seconds_since(t0) * 1000.0;
   return j;
 }
 
-ExitCode Session::fail_internal(const std::string& what) {
-  log_ << "fp4arena: internal error: " << what << "\n";
-  return ExitCode::kInternal;
-}
-
-JudgeOutcome Session::run() {
-  JudgeOutcome outcome;
-  auto t_start = Clock::now();
+bool Session::load_challenge(JudgeOutcome* outcome) {
   std::string err;
-  if (opts_.action != "check" && opts_.action != "run" && opts_.action != "submit" &&
-      opts_.action != "sanitize" && opts_.action != "profile") {
-    log_ << "fp4arena: unknown action '" << opts_.action << "'\n";
-    outcome.code = ExitCode::kUsage;
-    return outcome;
-  }
+  outcome->code = ExitCode::kUsage;
   if (!load_spec(opts_.challenge_dir, &spec_, &err)) {
     log_ << "fp4arena: " << err << "\n";
-    outcome.code = ExitCode::kUsage;
-    return outcome;
+    return false;
   }
   challenge_ = make_challenge(spec_.name);
   if (!challenge_) {
     log_ << "fp4arena: " << spec_.path << ": field 'name': no challenge code is registered as '"
-         << spec_.name << "' (registered: ";
-    for (const std::string& n : registered_challenges()) log_ << n << " ";
+         << spec_.name << "' (registered:";
+    for (const std::string& n : registered_challenges()) log_ << " " << n;
     log_ << ")\n";
-    outcome.code = ExitCode::kUsage;
-    return outcome;
+    return false;
   }
   for (const auto* list : {&spec_.tests, &spec_.benchmarks}) {
     for (const CaseSpec& c : *list) {
       if (!challenge_->check_case(c, &err)) {
         log_ << "fp4arena: " << spec_.path << ": " << err << "\n";
-        outcome.code = ExitCode::kUsage;
-        return outcome;
+        return false;
       }
     }
   }
   for (const std::string& name : opts_.cases) {
     if (!spec_.find_case(name)) {
       log_ << "fp4arena: --case: no case named '" << name << "' in " << spec_.path << "\n";
-      outcome.code = ExitCode::kUsage;
-      return outcome;
+      return false;
     }
   }
-  std::string source;
-  if (!read_file(opts_.solution_path, &source, &err)) {
-    log_ << "fp4arena: --solution: " << err << "\n";
-    outcome.code = ExitCode::kUsage;
-    return outcome;
+  if (opts_.has_seed && opts_.cases.empty()) {
+    log_ << "fp4arena: --seed: give the case to replay with --case NAME\n";
+    return false;
   }
+  return true;
+}
 
-  // Device first: it decides the architecture the solution is compiled for.
-  std::string no_gpu_reason;
-  gpu_ = opts_.action != "check" && cuda_device_count(&no_gpu_reason) > 0;
-  if (gpu_) {
-    if (!query_device(opts_.device, &device_, &err)) {
-      log_ << "fp4arena: --device " << opts_.device << ": " << err << "\n";
-      outcome.code = ExitCode::kUsage;
-      return outcome;
-    }
-    device_.arch = arch_for_compute_capability(device_.cc_major, device_.cc_minor);
-    // The judge's own GPU work (oracle, yardstick) runs on the judged device too.
-    cudaError_t e = cudaSetDevice(opts_.device);
-    if (e != cudaSuccess) {
-      log_ << "fp4arena: --device " << opts_.device << ": " << cudaGetErrorString(e) << "\n";
-      outcome.code = ExitCode::kUsage;
-      return outcome;
-    }
+bool Session::open_device(JudgeOutcome* outcome) {
+  std::string err;
+  gpu_ = opts_.action != Action::kCheck && cuda_device_count(&no_gpu_reason_) > 0;
+  if (!gpu_) return true;
+  if (!query_device(opts_.device, &device_, &err)) {
+    log_ << "fp4arena: --device " << opts_.device << ": " << err << "\n";
+    outcome->code = ExitCode::kUsage;
+    return false;
   }
+  device_.arch = arch_for_compute_capability(device_.cc_major, device_.cc_minor);
+  // The judge's own GPU work (oracle, yardstick) runs on the judged device too.
+  cudaError_t e = cudaSetDevice(opts_.device);
+  if (e != cudaSuccess) {
+    log_ << "fp4arena: --device " << opts_.device << ": " << cudaGetErrorString(e) << "\n";
+    outcome->code = ExitCode::kUsage;
+    return false;
+  }
+  return true;
+}
+
+bool Session::compile_step(JudgeOutcome* outcome) {
+  std::string err;
   CompileOptions copts;
   copts.arch = !opts_.arch.empty() ? opts_.arch : gpu_ ? device_.arch : "sm_90a";
   copts.cache_dir = opts_.cache_dir;
@@ -656,59 +887,208 @@ JudgeOutcome Session::run() {
   if (!compile_solution(spec_, opts_.solution_path, copts, &compiled_, &err)) {
     end_progress();
     log_ << "fp4arena: " << err << "\n";
-    outcome.code = err.rfind("--arch", 0) == 0 ? ExitCode::kUsage : ExitCode::kInternal;
-    return outcome;
+    outcome->code = err.rfind("--arch", 0) == 0 ? ExitCode::kUsage : ExitCode::kInternal;
+    return false;
   }
   end_progress();
   if (!compiled_.ok) {
     log_ << "compile  FAILED for " << copts.arch << " (nvcc " << nvcc_version_ << ")\n"
          << compiled_.diagnostics;
     if (!compiled_.diagnostics.empty() && compiled_.diagnostics.back() != '\n') log_ << "\n";
-    outcome.code = ExitCode::kCompileError;
-    return outcome;
+    outcome->code = ExitCode::kCompileError;
+    return false;
   }
   log_ << "compile  ok"
        << (compiled_.cached ? " (cached)" : " in " + fmt(compiled_.seconds, 1) + " s") << "  "
        << copts.arch << "  nvcc " << nvcc_version_ << "  sha256 "
        << compiled_.source_sha256.substr(0, 12) << "\n";
   if (!compiled_.diagnostics.empty()) log_ << compiled_.diagnostics;
-  if (opts_.action == "check") {
-    log_ << "check    ok: compiles and " << spec_.function << "() matches the signature\n";
-    outcome.code = ExitCode::kPassed;
-    return outcome;
-  }
-  if (!gpu_) {
-    log_ << "no CUDA GPU available (" << no_gpu_reason
-         << "): the solution compiled and its signature matches, but nothing was run.\n";
-    outcome.code = ExitCode::kNoGpu;
-    return outcome;
-  }
+  return true;
+}
+
+void Session::print_device() {
   log_ << "device   " << device_.name << " | " << device_.sm_count << " SMs | "
        << device_.sm_clock_max_mhz << " MHz max";
   if (device_.sm_clock_now_mhz >= 0) log_ << " (" << device_.sm_clock_now_mhz << " now)";
   log_ << " | driver " << (device_.driver_version.empty() ? "?" : device_.driver_version)
        << " | CUDA " << device_.cuda_driver;
-  if (device_.peak_fp16_dense_tflops > 0) {
-    log_ << " | dense FP16 peak " << fmt(device_.peak_fp16_dense_tflops, 0) << " TF/s";
+  if (limit() > 0) {
+    log_ << " | " << limit_name(spec_.limit) << " limit " << fmt(limit(), 0) << " "
+         << spec_.metric.unit();
+  } else {
+    log_ << " | no " << limit_name(spec_.limit) << " limit known for this device";
   }
   log_ << "\n";
+}
 
-  auto selected = [this](const CaseSpec& c) { return this->selected(c); };
+ExitCode Session::finish(const std::vector<nlohmann::json>& tests,
+                         const std::vector<nlohmann::json>& benches, JudgeOutcome* outcome) {
+  int passed = 0, total = 0;
+  bool runtime_failure = false;
+  std::vector<double> values;
+  for (const auto* list : {&tests, &benches}) {
+    for (const nlohmann::json& r : *list) {
+      Verdict v = Verdict::kNotRun;
+      parse_verdict(r["verdict"].get<std::string>(), &v);
+      ++total;
+      passed += v == Verdict::kPassed;
+      runtime_failure |= is_runtime_failure(v);
+    }
+  }
+  for (const nlohmann::json& b : benches) {
+    if (b["value"].is_number()) values.push_back(b["value"].get<double>());
+  }
+  Score score =
+      compute_score(values, total, passed, limit(), limit_name(spec_.limit), spec_.metric.unit());
+  const bool all_passed = passed == total && total > 0 && score.valid;
+
+  nlohmann::json headers = nlohmann::json::array();
+  nlohmann::json record = {
+      {"schema", kRecordSchema},
+      {"judge_version", FP4ARENA_VERSION},
+      {"action", action_name(opts_.action)},
+      {"created_utc", utc_now()},
+      {"challenge", {{"name", spec_.name}, {"spec_version", spec_.spec_version}}},
+      {"metric",
+       {{"name", spec_.metric.name()},
+        {"unit", spec_.metric.unit()},
+        {"workload", spec_.metric.workload()},
+        {"expression", spec_.metric.expression}}},
+      {"limit",
+       {{"name", limit_name(spec_.limit)}, {"value", limit()}, {"unit", spec_.metric.unit()}}},
+      {"solution",
+       {{"path", opts_.solution_path},
+        {"sha256", compiled_.source_sha256},
+        {"author", opts_.author.empty() ? author_line(source_) : opts_.author},
+        {"headers", headers},
+        {"nvcc_flags", opts_.nvcc_flags}}},
+      {"device", device_to_json(device_, nvcc_version_)},
+      {"buffers", buffer_mode_name(opts_.buffers)},
+      {"timing_method",
+       "per call: ~1 ms of memsets, an L2 flush (memset of 2x L2), device sync; a blocking "
+       "kernel filling every SM holds the default stream while start event, solve() and stop "
+       "event are queued, then is released; device work still running after the stop event "
+       "is added to the time (and flagged past a threshold); the yardstick is timed by the "
+       "same code and the same stopping rule"},
+      {"tests", tests},
+      {"benchmarks", benches},
+      {"score",
+       {{"geomean", score.geomean ? nlohmann::json(*score.geomean) : nlohmann::json(nullptr)},
+        {"valid", score.valid},
+        {"reason", score.reason}}},
+      {"passed", all_passed},
+      {"wall_seconds", seconds_since(t_start_)}};
+  if (!opts_.cases.empty()) record["only_cases"] = opts_.cases;
+  if (opts_.has_seed) record["replayed_seed"] = opts_.seed;
+  outcome->record = record;
+
+  log_ << "score    ";
+  if (score.geomean) {
+    log_ << "geomean " << fmt(*score.geomean, 1) << " " << spec_.metric.unit();
+    if (!score.valid) log_ << "  INVALID: " << score.reason;
+  } else {
+    log_ << "none (" << score.reason << ")";
+  }
+  log_ << "\nresult   " << (all_passed ? "PASSED" : "FAILED") << "  " << passed << "/" << total
+       << " cases passed in " << fmt(seconds_since(t_start_), 1) << " s\n";
+
+  if (!fatal_.empty()) return fail_internal(fatal_);
+  if (runtime_failure) return ExitCode::kRuntimeError;
+  return all_passed ? ExitCode::kPassed : ExitCode::kFailed;
+}
+
+bool Session::write_record(JudgeOutcome* outcome) {
+  std::string err;
+  std::string path = opts_.output_path;
+  if (path.empty()) {
+    std::string dir = opts_.results_dir + "/" + spec_.name + "/" + slug(device_.name);
+    if (!make_dirs(dir, &err)) {
+      outcome->code = fail_internal(err);
+      return false;
+    }
+    path = dir + "/" + stem_of(opts_.solution_path) + "-" + compiled_.source_sha256.substr(0, 12) +
+           ".json";
+  }
+  if (!write_file_atomic(path, outcome->record.dump(2) + "\n", &err)) {
+    outcome->code = fail_internal(err);
+    return false;
+  }
+  outcome->record_path = path;
+  log_ << "record   " << path << "\n";
+  return true;
+}
+
+ExitCode Session::run_dump() {
+  std::string err;
+  if (opts_.cases.size() != 1) {
+    log_ << "fp4arena: --action dump: give exactly one --case NAME\n";
+    return ExitCode::kUsage;
+  }
+  const CaseSpec& c = *spec_.find_case(opts_.cases.front());
+  std::string no_gpu;
+  gpu_ = cuda_device_count(&no_gpu) > 0 && cudaSetDevice(opts_.device) == cudaSuccess;
+  const std::string dir =
+      opts_.dump_dir.empty() ? "dump/" + spec_.name + "/" + c.name : opts_.dump_dir;
+  const uint64_t seed = case_seed(c);
+  ProblemData in;
+  if (!challenge_->generate(c, seed, &in, &err)) return fail_internal("generator failed: " + err);
+  Expected expected;
+  if (!compute_expected(in, &expected, &err)) return fail_internal("oracle failed: " + err);
+  std::vector<std::string> files;
+  if (!dump_case(spec_, c, seed, in, expected, dir, &files, &err)) {
+    log_ << "fp4arena: --action dump: " << err << "\n";
+    return ExitCode::kUsage;
+  }
+  log_ << "dump     " << spec_.name << " case " << c.name << " (" << shape_text(spec_, c.dims)
+       << ", seed " << seed << ") -> " << dir << "/\n";
+  for (const std::string& f : files) log_ << "  " << f << "\n";
+  log_ << "load with: python3 " << dir << "/load.py\n";
+  return ExitCode::kPassed;
+}
+
+JudgeOutcome Session::run() {
+  JudgeOutcome outcome;
+  if (!load_challenge(&outcome)) return outcome;
+  if (opts_.action == Action::kDump) {
+    outcome.code = run_dump();
+    return outcome;
+  }
+  std::string err;
+  if (!read_file(opts_.solution_path, &source_, &err)) {
+    log_ << "fp4arena: --solution: " << err << "\n";
+    outcome.code = ExitCode::kUsage;
+    return outcome;
+  }
+  // Device first: it decides the architecture the solution is compiled for.
+  if (!open_device(&outcome)) return outcome;
+  if (!compile_step(&outcome)) return outcome;
+  if (opts_.action == Action::kCheck) {
+    log_ << "check    ok: compiles and " << spec_.function << "() matches the signature\n";
+    outcome.code = ExitCode::kPassed;
+    return outcome;
+  }
+  if (!gpu_) {
+    log_ << "no CUDA GPU available (" << no_gpu_reason_
+         << "): the solution compiled and its signature matches, but nothing was run.\n";
+    outcome.code = ExitCode::kNoGpu;
+    return outcome;
+  }
+  print_device();
   for (const auto* list : {&spec_.tests, &spec_.benchmarks}) {
     for (const CaseSpec& c : *list) {
       if (selected(c)) shm_bytes_ = std::max(shm_bytes_, layout_for(spec_, c.dims).total);
     }
   }
 
-  if (opts_.action == "sanitize" || opts_.action == "profile") {
+  if (opts_.action == Action::kSanitize || opts_.action == Action::kProfile) {
     nlohmann::json record = {
-        {"schema", "fp4arena." + opts_.action + ".v1"},
+        {"schema", std::string("fp4arena.") + action_name(opts_.action) + ".v2"},
         {"judge_version", FP4ARENA_VERSION},
         {"created_utc", utc_now()},
         {"challenge", {{"name", spec_.name}, {"spec_version", spec_.spec_version}}},
         {"solution", {{"path", opts_.solution_path}, {"sha256", compiled_.source_sha256}}},
         {"device", device_to_json(device_, nvcc_version_)}};
-    outcome.code = opts_.action == "sanitize" ? run_sanitize(&record) : run_profile(&record);
+    outcome.code = opts_.action == Action::kSanitize ? run_sanitize(&record) : run_profile(&record);
     worker_.reset();
     reap_orphans();
     for (const std::string& f : tool_logs_) log_ << "tool log " << f << "\n";
@@ -717,148 +1097,45 @@ JudgeOutcome Session::run() {
     return outcome;
   }
 
-  // The judge's memory (seed generator, expected outputs) must not be readable by the
-  // worker through /proc/<pid>/mem or ptrace, even under the same user.
+  // The judge's memory (expected outputs) must not be readable by the worker through
+  // /proc/<pid>/mem or ptrace, even under the same user.
   prctl(PR_SET_DUMPABLE, 0);
 
-  nlohmann::json tests = nlohmann::json::array(), benches = nlohmann::json::array();
-  int passed = 0, total = 0;
-  bool runtime_failure = false;
-  if (std::any_of(spec_.tests.begin(), spec_.tests.end(), selected)) log_ << "tests\n";
+  std::vector<nlohmann::json> tests, benches;
+  auto sel = [this](const CaseSpec& c) { return selected(c); };
+  if (std::any_of(spec_.tests.begin(), spec_.tests.end(), sel)) log_ << "tests\n";
   for (const CaseSpec& c : spec_.tests) {
     if (!selected(c)) continue;
-    nlohmann::json r;
-    if (!fatal_.empty()) {
-      r = {{"name", c.name}, {"verdict", "not_run"}, {"reason", fatal_}};
-    } else {
-      r = run_test(c);
-    }
-    ++total;
-    passed += r["verdict"] == "passed";
-    runtime_failure |= is_runtime_failure(r["verdict"]);
-    tests.push_back(r);
+    tests.push_back(fatal_.empty() ? run_test(c)
+                                   : nlohmann::json{{"name", c.name},
+                                                    {"seed", case_seed(c)},
+                                                    {"dims", c.dims},
+                                                    {"verdict", "not_run"},
+                                                    {"reason", fatal_},
+                                                    {"outputs", nlohmann::json::array()},
+                                                    {"wall_ms", 0}});
   }
-  if (std::any_of(spec_.benchmarks.begin(), spec_.benchmarks.end(), selected))
-    log_ << "benchmarks\n";
+  if (std::any_of(spec_.benchmarks.begin(), spec_.benchmarks.end(), sel)) log_ << "benchmarks\n";
   for (const CaseSpec& c : spec_.benchmarks) {
     if (!selected(c)) continue;
-    nlohmann::json r;
-    if (!fatal_.empty()) {
-      r = {{"name", c.name}, {"verdict", "not_run"}, {"reason", fatal_}};
+    if (fatal_.empty()) {
+      benches.push_back(run_benchmark(c));
     } else {
-      r = run_benchmark(c);
+      benches.push_back({{"name", c.name},
+                         {"seed", case_seed(c)},
+                         {"dims", c.dims},
+                         {"workload", case_workload(spec_, c.dims)},
+                         {"verdict", "not_run"},
+                         {"reason", fatal_},
+                         {"value", nullptr},
+                         {"yardstick", nullptr}});
     }
-    ++total;
-    passed += r["verdict"] == "passed";
-    runtime_failure |= is_runtime_failure(r["verdict"]);
-    benches.push_back(r);
   }
   worker_.reset();
   reap_orphans();
-
-  // Score: the geometric mean of the benchmarks' TF/s, valid only when everything passed
-  // and no figure is above what the device can physically do.
-  nlohmann::json score = {{"tflops_geomean", nullptr}, {"valid", false}, {"reason", ""}};
-  bool all_passed = passed == total && total > 0;
-  if (!benches.empty() && all_passed) {
-    double log_sum = 0;
-    bool over = false;
-    for (const auto& b : benches) {
-      log_sum += std::log(b["tflops"].get<double>());
-      over |= device_.peak_fp16_dense_tflops > 0 &&
-              b["tflops"].get<double>() > device_.peak_fp16_dense_tflops;
-    }
-    double geo = std::exp(log_sum / double(benches.size()));
-    score["tflops_geomean"] = geo;
-    if (over) {
-      score["reason"] = "over_peak: a benchmark ran faster than the device's dense FP16 peak of " +
-                        fmt(device_.peak_fp16_dense_tflops, 0) +
-                        " TF/s, which no exact solution can";
-    } else {
-      score["valid"] = true;
-    }
-  } else if (!all_passed) {
-    score["reason"] =
-        std::to_string(total - passed) + " of " + std::to_string(total) + " cases failed";
-  } else {
-    score["reason"] = "no benchmark case was run";
-  }
-
-  nlohmann::json record = {
-      {"schema", "fp4arena.submit.v1"},
-      {"judge_version", FP4ARENA_VERSION},
-      {"action", opts_.action},
-      {"created_utc", utc_now()},
-      {"challenge", {{"name", spec_.name}, {"spec_version", spec_.spec_version}}},
-      {"solution",
-       {{"path", opts_.solution_path},
-        {"sha256", compiled_.source_sha256},
-        {"author", opts_.author.empty() ? author_of(source) : opts_.author}}},
-      {"device", device_to_json(device_, nvcc_version_)},
-      {"tolerance", {{"atol", spec_.atol}, {"rtol", spec_.rtol}}},
-      {"buffers", opts_.buffers},
-      {"timing_method",
-       "per call: ~1 ms of memsets, an L2 flush (memset of 2x L2), device sync; a blocking "
-       "kernel filling every SM holds the default stream while start event, solve() and stop "
-       "event are queued, then is released; device work still running after the stop event "
-       "is added to the time (and flagged past a threshold)"},
-      {"tests", tests},
-      {"benchmarks", benches},
-      {"score", score},
-      {"passed", all_passed && score["valid"].get<bool>()},
-      {"wall_seconds", seconds_since(t_start)}};
-  if (!opts_.cases.empty()) record["only_cases"] = opts_.cases;
-  outcome.record = record;
-
-  log_ << "score    ";
-  if (!score["tflops_geomean"].is_null()) {
-    log_ << "geomean " << fmt(score["tflops_geomean"].get<double>(), 1) << " TF/s";
-    if (!score["valid"].get<bool>()) log_ << "  INVALID: " << score["reason"].get<std::string>();
-  } else {
-    log_ << "none (" << score["reason"].get<std::string>() << ")";
-  }
-  log_ << "\nresult   " << (record["passed"].get<bool>() ? "PASSED" : "FAILED") << "  " << passed
-       << "/" << total << " cases passed in " << fmt(seconds_since(t_start), 1) << " s\n";
-
-  if (!fatal_.empty()) {
-    outcome.code = fail_internal(fatal_);
-  } else if (runtime_failure) {
-    outcome.code = ExitCode::kRuntimeError;
-  } else if (!record["passed"].get<bool>()) {
-    outcome.code = ExitCode::kFailed;
-  } else {
-    outcome.code = ExitCode::kPassed;
-  }
-
-  if (opts_.action == "submit") {
-    std::string path = opts_.output_path;
-    if (path.empty()) {
-      std::string dir = opts_.results_dir + "/" + spec_.name + "/" + slug(device_.name);
-      if (!make_dirs(dir, &err)) {
-        outcome.code = fail_internal(err);
-        return outcome;
-      }
-      path = dir + "/" + stem_of(opts_.solution_path) + "-" +
-             compiled_.source_sha256.substr(0, 12) + ".json";
-    }
-    if (!write_file_atomic(path, record.dump(2) + "\n", &err)) {
-      outcome.code = fail_internal(err);
-      return outcome;
-    }
-    outcome.record_path = path;
-    log_ << "record   " << path << "\n";
-  }
+  outcome.code = finish(tests, benches, &outcome);
+  if (opts_.action == Action::kSubmit) write_record(&outcome);
   return outcome;
-}
-
-// Reads and concatenates the tool logs written since `first`.
-std::string read_logs(const std::vector<std::string>& logs, size_t first) {
-  std::string all;
-  for (size_t i = first; i < logs.size(); ++i) {
-    std::string text, ignored;
-    if (read_file(logs[i], &text, &ignored)) all += text + "\n";
-  }
-  return all;
 }
 
 ExitCode Session::run_sanitize(nlohmann::json* record) {
@@ -881,8 +1158,10 @@ ExitCode Session::run_sanitize(nlohmann::json* record) {
     for (const CaseSpec& c : spec_.tests) {
       if (!selected(c) || !fatal_.empty()) continue;
       nlohmann::json r = run_test(c);
-      failed |= r["verdict"] != "passed";
-      runtime_failure |= is_runtime_failure(r["verdict"]);
+      Verdict v = Verdict::kNotRun;
+      parse_verdict(r["verdict"].get<std::string>(), &v);
+      failed |= v != Verdict::kPassed;
+      runtime_failure |= is_runtime_failure(v);
       tests.push_back(r);
     }
     worker_.reset();  // the tool prints its summary when the worker exits
@@ -915,12 +1194,8 @@ ExitCode Session::run_profile(nlohmann::json* record) {
             "--action profile\n";
     return ExitCode::kInternal;
   }
-  const CaseSpec* c = nullptr;
-  if (!opts_.cases.empty()) {
-    c = spec_.find_case(opts_.cases.front());
-  } else {
-    c = &spec_.benchmarks.front();
-  }
+  const CaseSpec* c =
+      opts_.cases.empty() ? &spec_.benchmarks.front() : spec_.find_case(opts_.cases.front());
   wrapper_ = {ncu,
               "--clock-control",
               "none",
@@ -940,17 +1215,18 @@ ExitCode Session::run_profile(nlohmann::json* record) {
   timeout_scale_ = 60;  // ncu replays each kernel once per metric pass
   exit_grace_seconds_ = 300;
   shm_bytes_ = layout_for(spec_, c->dims).total;
-  log_ << "profile  " << c->name << " " << shape_text(spec_, *c) << ", one call under " << ncu
+  log_ << "profile  " << c->name << " " << shape_text(spec_, c->dims) << ", one call under " << ncu
        << " --clock-control none\n";
   ProblemData in;
   std::string err;
-  if (!challenge_->generate(*c, c->seed, &in, &err))
+  if (!challenge_->generate(*c, case_seed(*c), &in, &err)) {
     return fail_internal("generator failed: " + err);
+  }
   if (!start_worker(&err)) return fail_internal(err);
-  CallVerdict v = call_once(*c, in, false);
+  CallResult v = call_once(*c, in, false);
   worker_.reset();  // ncu writes its report when the worker exits
-  log_ << "  the profiled call's output: " << v.verdict << (v.reason.empty() ? "" : ": " + v.reason)
-       << "\n";
+  log_ << "  the profiled call's output: " << verdict_name(v.decision.verdict)
+       << (v.decision.reason.empty() ? "" : ": " + v.decision.reason) << "\n";
   std::vector<KernelProfile> kernels;
   std::string text = read_logs(tool_logs_, 0);
   if (!parse_ncu_raw_csv(text, &kernels, &err)) {
@@ -981,18 +1257,19 @@ ExitCode Session::run_profile(nlohmann::json* record) {
                   {"dram_throughput_pct", k.dram_pct},
                   {"shared_bank_conflicts", k.bank_conflicts}});
   }
-  double flops = case_flops(spec_, c->dims);
+  const double workload = case_workload(spec_, c->dims);
   if (total_us > 0) {
     log_ << "  all kernels: " << fmt(total_us, 1)
-         << " us = " << fmt(flops / (total_us * 1e-6) / 1e12, 1)
-         << " TF/s (ncu serializes and replays kernels: time with --action submit, not this)\n";
+         << " us = " << fmt(spec_.metric.value(workload, total_us / 1000.0), 1) << " "
+         << spec_.metric.unit()
+         << " (ncu serializes and replays kernels: time with --action submit, not this)\n";
   }
   (*record)["case"] = c->name;
   (*record)["kernels"] = ks;
-  (*record)["verdict"] = v.verdict;
-  return v.verdict == "passed"           ? ExitCode::kPassed
-         : is_runtime_failure(v.verdict) ? ExitCode::kRuntimeError
-                                         : ExitCode::kFailed;
+  (*record)["verdict"] = verdict_name(v.decision.verdict);
+  return v.decision.verdict == Verdict::kPassed   ? ExitCode::kPassed
+         : is_runtime_failure(v.decision.verdict) ? ExitCode::kRuntimeError
+                                                  : ExitCode::kFailed;
 }
 
 }  // namespace

@@ -23,24 +23,37 @@ enum class ExitCode : int {
   kInternal = 6,      ///< the judge itself failed (nvcc missing, oracle CUDA error, ...)
 };
 
+/// What one run_challenge invocation does.
+enum class Action { kCheck, kRun, kSubmit, kSanitize, kProfile, kDump };
+const char* action_name(Action a);  ///< "check", "run", "submit", "sanitize", "profile", "dump"
+bool parse_action(const std::string& name, Action* out);
+
+/// How the worker allocates argument buffers: a ring of kRingDepth sets allocated once per
+/// shape and used in turn, or fresh allocations for every call.
+enum class BufferMode { kRing, kFresh };
+const char* buffer_mode_name(BufferMode m);  ///< "ring", "fresh"
+
 struct JudgeOptions {
   std::string challenge_dir;
-  std::string solution_path;
-  std::string action = "run";  ///< "check", "run" or "submit"
+  std::string solution_path;  ///< not needed for dump
+  Action action = Action::kRun;
   int device = 0;
   std::string arch;                ///< empty: the device's own (sm_90a without a GPU)
   std::vector<std::string> cases;  ///< only these cases (empty: all)
-  std::string output_path;         ///< submit: record path (empty: under results_dir)
+  bool has_seed = false;           ///< --seed: replay the selected case(s) with this seed
+  uint64_t seed = 0;
+  std::string output_path;  ///< submit: record path (empty: under results_dir)
   std::string results_dir = "results";
-  std::string author;               ///< empty: a "// author: NAME" line of the solution
-  bool yardstick = true;            ///< submit: also time the vendor-library yardstick
-  bool progress = true;             ///< live progress line on the log stream
-  std::string cache_dir;            ///< compile cache (empty: default)
-  std::string worker_path;          ///< empty: fp4arena_worker next to the running program
-  double call_timeout_seconds = 0;  ///< > 0 overrides the spec's per-call limit
-  /// How the worker allocates argument buffers: "ring" (3 sets allocated once per shape and
-  /// used in turn) or "fresh" (new allocations for every call).
-  std::string buffers = "ring";
+  std::string dump_dir;                   ///< dump: output folder (empty: dump/<challenge>/<case>)
+  std::string author;                     ///< empty: a "// author: NAME" line of the solution
+  bool yardstick = true;                  ///< submit: also time the vendor-library yardstick
+  bool progress = true;                   ///< live progress line on the log stream
+  std::string cache_dir;                  ///< compile cache (empty: default)
+  std::vector<std::string> include_dirs;  ///< --include-dir: extra -I folders for nvcc
+  std::vector<std::string> nvcc_flags;    ///< --nvcc-flag: allow-listed extra nvcc flags
+  std::string worker_path;                ///< empty: fp4arena_worker next to the running program
+  double call_timeout_seconds = 0;        ///< > 0 overrides the spec's per-call limit
+  BufferMode buffers = BufferMode::kRing;
 };
 
 struct JudgeOutcome {

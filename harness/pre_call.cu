@@ -1,6 +1,7 @@
 #include "harness/pre_call.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 
 namespace fp4arena {
@@ -35,6 +36,8 @@ __global__ void __launch_bounds__(kHoldThreads) hold_kernel(volatile int* flag) 
 }  // namespace
 
 PreCall::~PreCall() {
+  if (start_) cudaEventDestroy(start_);
+  if (stop_) cudaEventDestroy(stop_);
   if (buf_) cudaFree(buf_);
   if (flag_) cudaFreeHost(const_cast<int*>(flag_));
 }
@@ -74,6 +77,10 @@ bool PreCall::init(double warm_ms, std::string* err) {
   }
   cudaEventDestroy(a);
   cudaEventDestroy(b);
+  if ((e = cudaEventCreate(&start_)) != cudaSuccess ||
+      (e = cudaEventCreate(&stop_)) != cudaSuccess) {
+    return fail("cudaEventCreate", e);
+  }
   warm_iters_ = static_cast<int>(std::ceil(warm_ms / std::max(1e-3, double(ms) / kProbe)));
   return true;
 }
@@ -102,6 +109,42 @@ void PreCall::release() {
 
 bool PreCall::timed_out() const {
   return flag_[1] != 0;
+}
+
+cudaError_t PreCall::timed_call(const std::function<void()>& enqueue, bool flush, int salt,
+                                double count_after_us, Timed* out, const char** where) {
+  using Clock = std::chrono::steady_clock;
+  auto ms_between = [](Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double, std::milli>(b - a).count();
+  };
+  *out = Timed{};
+  cudaError_t e;
+  if (flush) {
+    if ((e = prepare(salt)) != cudaSuccess) return *where = "L2 flush", e;
+    if ((e = hold()) != cudaSuccess) return *where = "the blocking kernel before the call", e;
+  }
+  cudaEventRecord(start_);
+  auto t0 = Clock::now();
+  enqueue();
+  auto t1 = Clock::now();
+  cudaEventRecord(stop_);
+  if (flush) release();
+  e = cudaEventSynchronize(stop_);
+  auto t2 = Clock::now();
+  if (e != cudaSuccess) return *where = "the call", e;
+  e = cudaDeviceSynchronize();
+  auto t3 = Clock::now();
+  if (e != cudaSuccess) return *where = "the call (work still running after it returned)", e;
+  e = cudaGetLastError();
+  if (e != cudaSuccess) return *where = "the call (a failed launch)", e;
+  float ms = 0;
+  cudaEventElapsedTime(&ms, start_, stop_);
+  out->event_only_ms = ms;
+  out->host_call_ms = ms_between(t0, t1);
+  out->busy_after_us = ms_between(t2, t3) * 1000.0;
+  out->hold_timed_out = flush && timed_out();
+  out->event_ms = ms + (out->busy_after_us > count_after_us ? out->busy_after_us / 1000.0 : 0.0);
+  return cudaSuccess;
 }
 
 }  // namespace fp4arena

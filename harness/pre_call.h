@@ -17,6 +17,7 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <functional>
 #include <string>
 
 namespace fp4arena {
@@ -47,6 +48,23 @@ class PreCall {
 
   size_t flush_bytes() const { return bytes_; }
 
+  /// What one timed_call() measured.
+  struct Timed {
+    double event_ms = 0;          ///< start to stop event, work left after it included
+    double event_only_ms = 0;     ///< start to stop event alone
+    double host_call_ms = 0;      ///< how long the code under test ran on the host
+    double busy_after_us = 0;     ///< device busy after the stop event completed
+    bool hold_timed_out = false;  ///< the code under test synchronised while queued
+  };
+
+  /// The one timed sequence, for solutions (in the worker) and yardsticks (in the judge):
+  /// with `flush`, steps 1 and 2 above; then start event, `enqueue()`, stop event, release,
+  /// wait for the stop event, then for the whole device. Device work still running after
+  /// the stop event (past `count_after_us`, what an idle device takes to answer) is added to
+  /// event_ms. On a CUDA error returns it and sets *where to the step that failed.
+  cudaError_t timed_call(const std::function<void()>& enqueue, bool flush, int salt,
+                         double count_after_us, Timed* out, const char** where);
+
  private:
   void* buf_ = nullptr;
   size_t bytes_ = 0;
@@ -54,6 +72,7 @@ class PreCall {
   volatile int* flag_ = nullptr;  // host-mapped: [0] release, [1] timed out
   int* flag_dev_ = nullptr;
   int blocks_ = 0;
+  cudaEvent_t start_ = nullptr, stop_ = nullptr;
 };
 
 }  // namespace fp4arena

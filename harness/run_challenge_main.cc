@@ -5,6 +5,8 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -33,8 +35,11 @@ struct CliOptions {
   bool no_progress = false;
   double timeout = 0;
   std::string cache_dir;
-  std::string board_out = "leaderboard";
+  std::string board_out;
   std::string buffers = "ring";
+  std::string seed;
+  std::vector<std::string> include_dirs;
+  std::vector<std::string> nvcc_flags;
 };
 
 int code(ExitCode c) {
@@ -73,7 +78,8 @@ int list_challenges(const CliOptions& o) {
     }
     ++found;
     std::cout << root << "/" << n << "  " << s.name << " (spec v" << s.spec_version
-              << "): " << s.title << "\n    " << s.tests.size() << " tests, benchmarks:";
+              << "): " << s.title << "\n    " << s.tests.size() << " tests, metric "
+              << s.metric.unit() << " (limit " << fp4arena::limit_name(s.limit) << "), benchmarks:";
     for (const auto& b : s.benchmarks) {
       std::cout << " " << b.name << " (";
       bool first = true;
@@ -94,7 +100,7 @@ int list_challenges(const CliOptions& o) {
 int leaderboard(const CliOptions& o) {
   fp4arena::LeaderboardOptions lo;
   lo.results_dir = o.results_dir;
-  lo.out_dir = o.board_out;
+  lo.out_dir = o.board_out.empty() ? "leaderboard" : o.board_out;
   fp4arena::LeaderboardReport report;
   std::string err;
   if (!fp4arena::build_leaderboard(lo, &report, &err)) {
@@ -104,7 +110,7 @@ int leaderboard(const CliOptions& o) {
   for (const std::string& r : report.rejected) std::cerr << "rejected   " << r << "\n";
   for (const std::string& r : report.not_ranked) std::cerr << "not ranked " << r << "\n";
   std::cerr << "leaderboard: " << report.records_read << " records read, " << report.records_ranked
-            << " ranked, " << report.rejected.size() << " rejected -> " << o.board_out
+            << " ranked, " << report.rejected.size() << " rejected -> " << lo.out_dir
             << "/leaderboard.{md,html,json}\n";
   return 0;
 }
@@ -133,23 +139,35 @@ int main(int argc, char** argv) {
          "a quick benchmark; submit: the full scoring run, writes a JSON record; list: "
          "list challenges; leaderboard: rank the records under --results into --out; sanitize: "
          "the tests under compute-sanitizer (memcheck, racecheck); profile: one call of "
-         "a benchmark (or --case) under Nsight Compute")
-      ->check(
-          CLI::IsMember({"check", "run", "submit", "list", "leaderboard", "sanitize", "profile"}))
+         "a benchmark (or --case) under Nsight Compute; dump: write one --case's inputs and "
+         "expected outputs as .npy files (no solution or GPU needed)")
+      ->check(CLI::IsMember(
+          {"check", "run", "submit", "list", "leaderboard", "sanitize", "profile", "dump"}))
       ->capture_default_str();
   app.add_option("-d,--device", o.device, "CUDA device index")->capture_default_str();
   app.add_option("--arch", o.arch,
                  "Compile for this architecture (sm_90a, sm_100a, ...); default: the device's "
                  "own, or sm_90a without a GPU");
   app.add_option("-c,--case", o.cases, "Only run this case (repeatable)");
+  app.add_option("--seed", o.seed,
+                 "Replay --case with this seed instead of its own (every failure report prints "
+                 "the seed of the failing call)");
+  app.add_option("-I,--include-dir", o.include_dirs,
+                 "An extra include folder for nvcc (repeatable), e.g. CUTLASS's include/");
+  app.add_option(
+         "--nvcc-flag", o.nvcc_flags,
+         "An extra nvcc flag (repeatable) from the allow-list: -maxrregcount=N, -DNAME[=V], "
+         "-UNAME, --use_fast_math, -Xptxas=-v")
+      ->allow_extra_args(false);
   app.add_flag("--json", o.json,
                "Print the record as JSON on stdout (the summary stays on stderr)");
   app.add_option("-o,--output", o.output,
                  "submit: write the record here instead of results/<challenge>/<device>/");
   app.add_option("--results", o.results_dir, "submit, leaderboard: the results folder")
       ->capture_default_str();
-  app.add_option("--out", o.board_out, "leaderboard: where leaderboard.{md,html,json} go")
-      ->capture_default_str();
+  app.add_option("--out", o.board_out,
+                 "leaderboard: where leaderboard.{md,html,json} go (default leaderboard); dump: "
+                 "the folder for the case's files (default dump/<challenge>/<case>)");
   app.add_option("--author", o.author, "Author recorded in the submit record");
   app.add_flag("--no-yardstick", o.no_yardstick, "submit: skip the cuBLAS FP16 comparison");
   app.add_flag("--no-progress", o.no_progress, "No live progress line on stderr");
@@ -189,20 +207,43 @@ int main(int argc, char** argv) {
                  "see --help\n";
     return code(ExitCode::kUsage);
   }
-  if (o.solution.empty()) {
+  if (o.solution.empty() && o.action != "dump") {
     std::cerr << "run_challenge: --solution: missing; give the .cu file to judge\n";
     return code(ExitCode::kUsage);
   }
-  if (o.timeout < 0) {
-    std::cerr << "run_challenge: --timeout: expected a positive number of seconds\n";
+  if (!o.solution.empty() && is_dir(o.solution)) {
+    std::cerr << "run_challenge: --solution: '" << o.solution
+              << "' is a folder; give the solution's .cu file\n";
     return code(ExitCode::kUsage);
+  }
+  if (!(o.timeout >= 0) || o.timeout > fp4arena::kMaxCallTimeoutSeconds) {
+    std::cerr << "run_challenge: --timeout: expected a number of seconds in (0, "
+              << fp4arena::kMaxCallTimeoutSeconds << "]\n";
+    return code(ExitCode::kUsage);
+  }
+  uint64_t seed = 0;
+  if (!o.seed.empty()) {
+    char* end = nullptr;
+    errno = 0;
+    unsigned long long v = std::strtoull(o.seed.c_str(), &end, 10);
+    if (errno || !end || *end || o.seed[0] == '-' || v >= (1ull << 63)) {
+      std::cerr << "run_challenge: --seed: expected an integer in [0, 2^63), got '" << o.seed
+                << "'\n";
+      return code(ExitCode::kUsage);
+    }
+    seed = v;
   }
   while (o.challenge_dir.size() > 1 && o.challenge_dir.back() == '/') o.challenge_dir.pop_back();
 
   fp4arena::JudgeOptions j;
   j.challenge_dir = o.challenge_dir;
   j.solution_path = o.solution;
-  j.action = o.action;
+  fp4arena::parse_action(o.action, &j.action);
+  j.has_seed = !o.seed.empty();
+  j.seed = seed;
+  j.dump_dir = o.board_out;
+  j.include_dirs = o.include_dirs;
+  j.nvcc_flags = o.nvcc_flags;
   j.device = o.device;
   j.arch = o.arch;
   j.cases = o.cases;
@@ -213,7 +254,7 @@ int main(int argc, char** argv) {
   j.progress = !o.no_progress;
   j.call_timeout_seconds = o.timeout;
   j.cache_dir = o.cache_dir;
-  j.buffers = o.buffers;
+  j.buffers = o.buffers == "fresh" ? fp4arena::BufferMode::kFresh : fp4arena::BufferMode::kRing;
   fp4arena::JudgeOutcome out = fp4arena::judge(j, std::cerr);
   if (o.json && !out.record.is_null()) std::cout << out.record.dump(2) << "\n";
   return code(out.code);

@@ -1,8 +1,13 @@
 #include "harness/spec.h"
 
+#include <sys/stat.h>
 #include <algorithm>
 #include <cctype>
+#include <climits>
+#include <cmath>
+#include <cstdint>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <sstream>
 
@@ -38,7 +43,9 @@ class ExprParser {
       char op = s_[pos_++];
       int64_t rhs;
       if (!product(&rhs, err)) return false;
-      *out = op == '+' ? *out + rhs : *out - rhs;
+      bool over = op == '+' ? __builtin_add_overflow(*out, rhs, out)
+                            : __builtin_sub_overflow(*out, rhs, out);
+      if (over) return fail(err, "overflow");
     }
   }
   bool product(int64_t* out, std::string* err) {
@@ -50,9 +57,10 @@ class ExprParser {
       int64_t rhs;
       if (!atom(&rhs, err)) return false;
       if (op == '*') {
-        *out *= rhs;
+        if (__builtin_mul_overflow(*out, rhs, out)) return fail(err, "overflow");
       } else {
         if (rhs == 0) return fail(err, "division by zero");
+        if (rhs == -1 && *out == INT64_MIN) return fail(err, "overflow");
         if (*out % rhs != 0) {
           return fail(err, std::to_string(*out) + " is not divisible by " + std::to_string(rhs));
         }
@@ -65,17 +73,22 @@ class ExprParser {
     if (pos_ >= s_.size()) return fail(err, "unexpected end");
     char c = s_[pos_];
     if (c == '(') {
+      if (++depth_ > 64) return fail(err, "parentheses nested too deeply");
       ++pos_;
       if (!sum(out, err)) return false;
       skip_ws();
       if (pos_ >= s_.size() || s_[pos_] != ')') return fail(err, "missing ')'");
       ++pos_;
+      --depth_;
       return true;
     }
     if (std::isdigit(static_cast<unsigned char>(c))) {
       int64_t v = 0;
       while (pos_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[pos_]))) {
-        v = v * 10 + (s_[pos_++] - '0');
+        if (__builtin_mul_overflow(v, int64_t(10), &v) ||
+            __builtin_add_overflow(v, int64_t(s_[pos_++] - '0'), &v)) {
+          return fail(err, "number too large");
+        }
       }
       *out = v;
       return true;
@@ -98,6 +111,7 @@ class ExprParser {
   const std::string& s_;
   const std::map<std::string, int64_t>& vars_;
   size_t pos_ = 0;
+  int depth_ = 0;
 };
 
 // Field access with messages that name the file and the JSON path of the field.
@@ -109,12 +123,19 @@ class Reader {
             const nlohmann::json* got = nullptr) {
     std::ostringstream os;
     os << path_ << ": field '" << field << "': expected " << expected;
-    if (got) os << ", got " << (got->is_null() ? std::string("nothing") : got->dump());
+    if (got) {
+      std::string text = got->is_null()
+                             ? std::string("nothing")
+                             : got->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      if (text.size() > 120) text = text.substr(0, 117) + "...";
+      os << ", got " << text;
+    }
     *err = os.str();
     return false;
   }
 
   const nlohmann::json* get(const nlohmann::json& obj, const std::string& key) {
+    if (!obj.is_object()) return nullptr;
     auto it = obj.find(key);
     return it == obj.end() ? nullptr : &*it;
   }
@@ -138,6 +159,9 @@ class Reader {
       nlohmann::json none;
       return fail(err, field, "an integer", &none);
     }
+    if (v->is_number_unsigned() && v->get<uint64_t>() > uint64_t(INT64_MAX)) {
+      return fail(err, field, "an integer below 2^63", v);
+    }
     if (!v->is_number_integer()) return fail(err, field, "an integer", v);
     *out = v->get<int64_t>();
     return true;
@@ -151,7 +175,9 @@ class Reader {
       nlohmann::json none;
       return fail(err, field, "a number", &none);
     }
-    if (!v->is_number()) return fail(err, field, "a number", v);
+    if (!v->is_number() || !std::isfinite(v->get<double>())) {
+      return fail(err, field, "a finite number", v);
+    }
     *out = v->get<double>();
     return true;
   }
@@ -162,20 +188,87 @@ class Reader {
   std::string path_;
 };
 
-bool parse_type(const std::string& c_type, ParamSpec* p) {
-  static const std::map<std::string, std::pair<std::string, size_t>> kTypes = {
-      {"const uint8_t*", {"uint8_t", 1}},
-      {"uint8_t*", {"uint8_t", 1}},
-      {"const __half*", {"__half", 2}},
-      {"__half*", {"__half", 2}},
-      {"const float*", {"float", 4}},
-      {"float*", {"float", 4}},
-      {"float", {"float", 4}},
-      {"int", {"int", 4}}};
-  auto it = kTypes.find(c_type);
-  if (it == kTypes.end()) return false;
-  p->elem_type = it->second.first;
-  p->elem_bytes = it->second.second;
+struct BaseType {
+  const char* c_name;
+  DType dtype;                     // buffers: the default element type
+  const char* scalar;              // scalars: "int" / "float"; nullptr where no scalar may have it
+  std::vector<DType> refinements;  // other dtypes a buffer of this C type may declare
+};
+
+const std::vector<BaseType>& base_types() {
+  static const std::vector<BaseType> kTypes = {
+      {"uint8_t", DType::kUint8, nullptr, {DType::kFp8E4m3, DType::kFp8E8m0, DType::kE2m1x2}},
+      {"int", DType::kInt32, "int", {}},
+      {"int32_t", DType::kInt32, nullptr, {}},
+      {"__half", DType::kFp16, nullptr, {}},
+      {"__nv_bfloat16", DType::kBf16, nullptr, {}},
+      {"float", DType::kFp32, "float", {}},
+  };
+  return kTypes;
+}
+
+std::string type_list() {
+  std::string s;
+  for (const BaseType& b : base_types()) {
+    s += std::string(s.empty() ? "" : ", ") + "\"const " + b.c_name + "*\", \"" + b.c_name + "*\"";
+  }
+  return s + " for buffers; \"int\" or \"float\" for scalars and dims";
+}
+
+// Splits "const T*" / "T*" / "T" into its base type, constness and pointerness.
+const BaseType* split_type(const std::string& c_type, bool* is_const, bool* pointer) {
+  std::string t = c_type;
+  *is_const = t.rfind("const ", 0) == 0;
+  if (*is_const) t = t.substr(6);
+  *pointer = !t.empty() && t.back() == '*';
+  if (*pointer) t.pop_back();
+  while (!t.empty() && t.back() == ' ') t.pop_back();
+  for (const BaseType& b : base_types()) {
+    if (t == b.c_name) return &b;
+  }
+  return nullptr;
+}
+
+bool parse_compare(Reader& r, const nlohmann::json& pj, const std::string& f, ParamSpec* p,
+                   std::string* err) {
+  const nlohmann::json* cj = r.get(pj, "compare");
+  if (!cj || !cj->is_object()) {
+    nlohmann::json none;
+    return r.fail(err, f + ".compare",
+                  "an object {kind: tolerance (atol, rtol) | exact | exact_or_tie | ulp (max_ulp)}",
+                  cj ? cj : &none);
+  }
+  std::string kind;
+  if (!r.str(*cj, "kind", f + ".compare.kind", &kind, err)) return false;
+  CompareSpec& c = p->compare;
+  const bool floating =
+      p->dtype == DType::kFp16 || p->dtype == DType::kBf16 || p->dtype == DType::kFp32;
+  if (kind == "tolerance") {
+    c.kind = CompareKind::kTolerance;
+    if (!r.number(*cj, "atol", f + ".compare.atol", &c.atol, err)) return false;
+    if (!r.number(*cj, "rtol", f + ".compare.rtol", &c.rtol, err)) return false;
+    if (c.atol < 0 || c.rtol < 0 || c.atol > 1e30 || c.rtol > 1e30) {
+      return r.fail(err, f + ".compare", "0 <= atol, rtol <= 1e30", cj);
+    }
+  } else if (kind == "exact") {
+    c.kind = CompareKind::kExact;
+  } else if (kind == "exact_or_tie") {
+    c.kind = CompareKind::kExactOrTie;
+  } else if (kind == "ulp") {
+    c.kind = CompareKind::kUlp;
+    if (!floating) return r.fail(err, f + ".compare.kind", "ulp only for fp16, bf16 or fp32", cj);
+    if (!r.integer(*cj, "max_ulp", f + ".compare.max_ulp", &c.max_ulp, err)) return false;
+    if (c.max_ulp < 0 || c.max_ulp > (int64_t(1) << 30)) {
+      return r.fail(err, f + ".compare.max_ulp", "an integer in [0, 2^30]", &(*cj)["max_ulp"]);
+    }
+  } else {
+    return r.fail(err, f + ".compare.kind",
+                  "one of \"tolerance\", \"exact\", \"exact_or_tie\", \"ulp\"", &(*cj)["kind"]);
+  }
+  if (c.kind == CompareKind::kTolerance && p->dtype == DType::kE2m1x2) {
+    return r.fail(err, f + ".compare.kind", "exact or exact_or_tie for packed e2m1x2 codes",
+                  &(*cj)["kind"]);
+  }
   return true;
 }
 
@@ -183,6 +276,12 @@ bool parse_case(Reader& r, const nlohmann::json& c, const std::string& field, bo
                 const Spec& spec, CaseSpec* out, std::string* err) {
   if (!c.is_object()) return r.fail(err, field, "an object", &c);
   if (!r.str(c, "name", field + ".name", &out->name, err)) return false;
+  if (out->name.size() > 64 ||
+      out->name.find_first_not_of(
+          "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") !=
+          std::string::npos) {
+    return r.fail(err, field + ".name", "at most 64 letters, digits, '_', '-' or '.'", &c["name"]);
+  }
   if (!r.str(c, "generator", field + ".generator", &out->generator, err)) return false;
   int64_t seed = 0;
   if (!r.integer(c, "seed", field + ".seed", &seed, err)) return false;
@@ -203,26 +302,141 @@ bool parse_case(Reader& r, const nlohmann::json& c, const std::string& field, bo
     *err = r.path() + ": field '" + field + "': " + dim_err;
     return false;
   }
+  for (const ParamSpec& p : spec.params) {
+    if (!p.is_buffer()) continue;
+    for (const std::string& e : p.shape) {
+      int64_t v = 0;
+      std::string expr_err;
+      if (!eval_expr(e, out->dims, &v, &expr_err) || v < 1) {
+        *err = r.path() + ": field '" + field + "': the extent \"" + e + "\" of '" + p.name +
+               "' must evaluate to a positive integer (" +
+               (expr_err.empty() ? std::to_string(v) : expr_err) + ")";
+        return false;
+      }
+    }
+    if (buffer_bytes(p, out->dims) == 0) {
+      *err = r.path() + ": field '" + field + "': buffer '" + p.name + "' is too large";
+      return false;
+    }
+  }
+  int64_t w = 0;
+  std::string w_err;
+  if (!eval_expr(spec.metric.expression, out->dims, &w, &w_err) || w <= 0) {
+    *err = r.path() + ": field '" + field + "': the metric's workload \"" + spec.metric.expression +
+           "\" must be positive for this case (" + (w_err.empty() ? std::to_string(w) : w_err) +
+           ")";
+    return false;
+  }
   return true;
 }
 
 }  // namespace
 
+const char* dtype_name(DType t) {
+  switch (t) {
+    case DType::kUint8:
+      return "uint8";
+    case DType::kInt32:
+      return "int32";
+    case DType::kFp16:
+      return "fp16";
+    case DType::kBf16:
+      return "bf16";
+    case DType::kFp32:
+      return "fp32";
+    case DType::kFp8E4m3:
+      return "fp8_e4m3";
+    case DType::kFp8E8m0:
+      return "fp8_e8m0";
+    case DType::kE2m1x2:
+      return "e2m1x2";
+  }
+  return "?";
+}
+
+bool parse_dtype(const std::string& name, DType* out) {
+  for (DType t : {DType::kUint8, DType::kInt32, DType::kFp16, DType::kBf16, DType::kFp32,
+                  DType::kFp8E4m3, DType::kFp8E8m0, DType::kE2m1x2}) {
+    if (name == dtype_name(t)) {
+      *out = t;
+      return true;
+    }
+  }
+  return false;
+}
+
+size_t dtype_bytes(DType t) {
+  switch (t) {
+    case DType::kInt32:
+    case DType::kFp32:
+      return 4;
+    case DType::kFp16:
+    case DType::kBf16:
+      return 2;
+    default:
+      return 1;
+  }
+}
+
+int dtype_elements_per_unit(DType t) {
+  return t == DType::kE2m1x2 ? 2 : 1;
+}
+
+bool dtype_has_nan_poison(DType t) {
+  return t == DType::kFp16 || t == DType::kBf16 || t == DType::kFp32 || t == DType::kFp8E4m3 ||
+         t == DType::kFp8E8m0;
+}
+
+const char* compare_name(CompareKind k) {
+  switch (k) {
+    case CompareKind::kTolerance:
+      return "tolerance";
+    case CompareKind::kExact:
+      return "exact";
+    case CompareKind::kExactOrTie:
+      return "exact_or_tie";
+    case CompareKind::kUlp:
+      return "ulp";
+  }
+  return "?";
+}
+
 bool eval_expr(const std::string& expr, const std::map<std::string, int64_t>& vars, int64_t* out,
                std::string* err) {
+  if (expr.size() > 1000) {
+    *err = "expression longer than 1000 characters";
+    return false;
+  }
   ExprParser p(expr, vars);
   return p.parse(out, err);
 }
 
-int64_t buffer_elements(const ParamSpec& p, const std::map<std::string, int64_t>& dims) {
+int64_t buffer_units(const ParamSpec& p, const std::map<std::string, int64_t>& dims) {
   int64_t n = 1;
   for (const std::string& e : p.shape) {
     int64_t v = 0;
     std::string err;
-    if (!eval_expr(e, dims, &v, &err)) return -1;
-    n *= v;
+    if (!eval_expr(e, dims, &v, &err) || v < 0) return -1;
+    if (__builtin_mul_overflow(n, v, &n)) return -1;
   }
   return n;
+}
+
+size_t buffer_bytes(const ParamSpec& p, const std::map<std::string, int64_t>& dims) {
+  int64_t units = buffer_units(p, dims);
+  // A single buffer above 64 GiB is beyond any device the judge runs on.
+  if (units < 0 || units > (int64_t(64) << 30) / int64_t(dtype_bytes(p.dtype))) return 0;
+  return size_t(units) * dtype_bytes(p.dtype);
+}
+
+void output_matrix(const ParamSpec& p, const std::map<std::string, int64_t>& dims, int64_t* rows,
+                   int64_t* cols) {
+  int64_t units = std::max<int64_t>(0, buffer_units(p, dims));
+  int64_t last = 1;
+  std::string err;
+  if (!eval_expr(p.shape.back(), dims, &last, &err) || last < 1) last = 1;
+  *rows = units / last;
+  *cols = last * dtype_elements_per_unit(p.dtype);
 }
 
 bool check_case_dims(const Spec& spec, const CaseSpec& c, std::string* err) {
@@ -233,11 +447,17 @@ bool check_case_dims(const Spec& spec, const CaseSpec& c, std::string* err) {
       return false;
     }
     int64_t v = it->second;
-    if (v < d.min || v > d.max || v % d.multiple_of != 0) {
+    bool listed =
+        d.one_of.empty() || std::find(d.one_of.begin(), d.one_of.end(), v) != d.one_of.end();
+    if (v < d.min || v > d.max || v % d.multiple_of != 0 || !listed) {
       std::ostringstream os;
       os << "case '" << c.name << "': " << d.name << " = " << v
          << " is outside the spec: " << d.name << " must be in [" << d.min << ", " << d.max << "]";
       if (d.multiple_of > 1) os << " and a multiple of " << d.multiple_of;
+      if (!d.one_of.empty()) {
+        os << " and one of";
+        for (int64_t x : d.one_of) os << " " << x;
+      }
       *err = os.str();
       return false;
     }
@@ -245,11 +465,19 @@ bool check_case_dims(const Spec& spec, const CaseSpec& c, std::string* err) {
   return true;
 }
 
-const ParamSpec& Spec::output() const {
+std::vector<const ParamSpec*> Spec::outputs() const {
+  std::vector<const ParamSpec*> out;
   for (const ParamSpec& p : params) {
-    if (p.role == "out") return p;
+    if (p.is_output()) out.push_back(&p);
   }
-  return params.front();  // parse_spec guarantees exactly one output
+  return out;
+}
+
+const ParamSpec* Spec::find_param(const std::string& param_name) const {
+  for (const ParamSpec& p : params) {
+    if (p.name == param_name) return &p;
+  }
+  return nullptr;
 }
 
 const CaseSpec* Spec::find_case(const std::string& case_name) const {
@@ -271,11 +499,21 @@ std::string c_prototype(const Spec& spec) {
   return s + ")";
 }
 
-double case_flops(const Spec& spec, const std::map<std::string, int64_t>& dims) {
+double case_workload(const Spec& spec, const std::map<std::string, int64_t>& dims) {
   int64_t v = 0;
   std::string err;
-  if (!eval_expr(spec.flops, dims, &v, &err)) return 0;
+  if (!eval_expr(spec.metric.expression, dims, &v, &err)) return 0;
   return static_cast<double>(v);
+}
+
+std::string shape_text(const Spec& spec, const std::map<std::string, int64_t>& dims) {
+  std::string s;
+  for (const DimSpec& d : spec.dims) {
+    auto it = dims.find(d.name);
+    s +=
+        (s.empty() ? "" : "x") + (it == dims.end() ? std::string("?") : std::to_string(it->second));
+  }
+  return s;
 }
 
 bool parse_spec(const nlohmann::json& doc, const std::string& path, Spec* out, std::string* err) {
@@ -283,39 +521,60 @@ bool parse_spec(const nlohmann::json& doc, const std::string& path, Spec* out, s
   Spec s;
   s.path = path;
   if (!doc.is_object()) return r.fail(err, "(top level)", "a JSON object", &doc);
+  std::string schema;
+  if (!r.str(doc, "schema", "schema", &schema, err)) return false;
+  if (schema != kSpecSchema) {
+    return r.fail(err, "schema",
+                  std::string("\"") + kSpecSchema + "\" (the format this judge reads)",
+                  &doc["schema"]);
+  }
   int64_t version = 0;
   if (!r.integer(doc, "spec_version", "spec_version", &version, err)) return false;
-  if (version != 1) {
-    return r.fail(err, "spec_version", "1 (the version this judge reads)", &doc["spec_version"]);
+  if (version < 1 || version > 1000000) {
+    return r.fail(err, "spec_version", "a positive integer (the problem's revision)",
+                  &doc["spec_version"]);
   }
   s.spec_version = static_cast<int>(version);
   if (!r.str(doc, "name", "name", &s.name, err)) return false;
+  if (s.name.size() > 64 ||
+      s.name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") != std::string::npos) {
+    return r.fail(err, "name", "at most 64 lowercase letters, digits or '_'", &doc["name"]);
+  }
   if (auto* t = r.get(doc, "title"); t && t->is_string()) s.title = t->get<std::string>();
 
   // Dimensions.
   const nlohmann::json* dims = r.get(doc, "dims");
   if (!dims || !dims->is_object() || dims->empty()) {
     nlohmann::json none;
-    return r.fail(err, "dims", "an object mapping each dimension to {min, max[, multiple_of]}",
+    return r.fail(err, "dims",
+                  "an object mapping each dimension to {min, max[, multiple_of, one_of]}",
                   dims ? dims : &none);
   }
   for (auto it = dims->begin(); it != dims->end(); ++it) {
     DimSpec d;
     d.name = it.key();
     std::string f = "dims." + d.name;
-    if (!it->is_object()) return r.fail(err, f, "an object {min, max[, multiple_of]}", &*it);
+    if (!it->is_object())
+      return r.fail(err, f, "an object {min, max[, multiple_of, one_of]}", &*it);
     if (!r.integer(*it, "min", f + ".min", &d.min, err)) return false;
     if (!r.integer(*it, "max", f + ".max", &d.max, err)) return false;
     if (!r.integer(*it, "multiple_of", f + ".multiple_of", &d.multiple_of, err, false)) {
       return false;
     }
-    if (d.min < 1 || d.max < d.min || d.multiple_of < 1) {
-      return r.fail(err, f, "1 <= min <= max and multiple_of >= 1", &*it);
+    if (d.min < 1 || d.max < d.min || d.max > (int64_t(1) << 31) - 1 || d.multiple_of < 1) {
+      return r.fail(err, f, "1 <= min <= max < 2^31 and multiple_of >= 1", &*it);
+    }
+    if (auto* one = r.get(*it, "one_of")) {
+      if (!one->is_array() || one->empty()) {
+        return r.fail(err, f + ".one_of", "a non-empty array of integers", one);
+      }
+      for (const auto& v : *one) {
+        if (!v.is_number_integer()) return r.fail(err, f + ".one_of", "integers only", one);
+        d.one_of.push_back(v.get<int64_t>());
+      }
     }
     s.dims.push_back(d);
   }
-  std::map<std::string, int64_t> probe;
-  for (const DimSpec& d : s.dims) probe[d.name] = d.max;
 
   // Signature.
   const nlohmann::json* sig = r.get(doc, "signature");
@@ -324,12 +583,17 @@ bool parse_spec(const nlohmann::json& doc, const std::string& path, Spec* out, s
     return r.fail(err, "signature", "an object {function, params}", sig ? sig : &none);
   }
   if (!r.str(*sig, "function", "signature.function", &s.function, err)) return false;
-  const nlohmann::json* params = r.get(*sig, "params");
-  if (!params || !params->is_array() || params->empty()) {
-    nlohmann::json none;
-    return r.fail(err, "signature.params", "a non-empty array", params ? params : &none);
+  if (s.function.find_first_not_of(
+          "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") != std::string::npos ||
+      std::isdigit(static_cast<unsigned char>(s.function[0]))) {
+    return r.fail(err, "signature.function", "a C identifier", &(*sig)["function"]);
   }
-  int outputs = 0;
+  const nlohmann::json* params = r.get(*sig, "params");
+  if (!params || !params->is_array() || params->empty() || params->size() > 64) {
+    nlohmann::json none;
+    return r.fail(err, "signature.params", "a non-empty array of at most 64 parameters",
+                  params ? params : &none);
+  }
   std::set<std::string> names;
   for (size_t i = 0; i < params->size(); ++i) {
     const nlohmann::json& pj = (*params)[i];
@@ -337,26 +601,48 @@ bool parse_spec(const nlohmann::json& doc, const std::string& path, Spec* out, s
     if (!pj.is_object()) return r.fail(err, f, "an object {name, type, role[, shape]}", &pj);
     ParamSpec p;
     if (!r.str(pj, "name", f + ".name", &p.name, err)) return false;
+    if (p.name.find_first_not_of(
+            "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") !=
+            std::string::npos ||
+        std::isdigit(static_cast<unsigned char>(p.name[0])) || p.name.size() > 64) {
+      return r.fail(err, f + ".name", "a C identifier", &pj["name"]);
+    }
     if (!names.insert(p.name).second) return r.fail(err, f + ".name", "a unique name", &pj["name"]);
     if (!r.str(pj, "type", f + ".type", &p.c_type, err)) return false;
-    if (!parse_type(p.c_type, &p)) {
-      return r.fail(err, f + ".type",
-                    "one of \"const uint8_t*\", \"uint8_t*\", \"const __half*\", \"__half*\", "
-                    "\"const float*\", \"float*\", \"float\", \"int\"",
-                    &pj["type"]);
-    }
+    bool is_const = false, pointer = false;
+    const BaseType* base = split_type(p.c_type, &is_const, &pointer);
+    if (!base) return r.fail(err, f + ".type", "one of " + type_list(), &pj["type"]);
     if (!r.str(pj, "role", f + ".role", &p.role, err)) return false;
-    bool pointer = p.c_type.back() == '*';
     if (p.role == "in" || p.role == "out") {
       if (!pointer)
         return r.fail(err, f + ".type", "a pointer type for role " + p.role, &pj["type"]);
-      if (p.role == "in" && p.c_type.rfind("const ", 0) != 0) {
+      if (p.role == "in" && !is_const) {
         return r.fail(err, f + ".type", "a const pointer for an input", &pj["type"]);
       }
+      if (p.role == "out" && is_const) {
+        return r.fail(err, f + ".type", "a non-const pointer for an output", &pj["type"]);
+      }
+      p.dtype = base->dtype;
+      if (auto* dt = r.get(pj, "dtype")) {
+        DType want;
+        if (!dt->is_string() || !parse_dtype(dt->get<std::string>(), &want)) {
+          return r.fail(err, f + ".dtype",
+                        "one of uint8, int32, fp16, bf16, fp32, fp8_e4m3, fp8_e8m0, e2m1x2", dt);
+        }
+        bool allowed = want == base->dtype;
+        for (DType x : base->refinements) allowed |= x == want;
+        if (!allowed) {
+          return r.fail(err, f + ".dtype",
+                        std::string("a dtype stored as ") + base->c_name +
+                            " (fp8_e4m3, fp8_e8m0 and e2m1x2 are stored as uint8_t)",
+                        dt);
+        }
+        p.dtype = want;
+      }
       const nlohmann::json* shape = r.get(pj, "shape");
-      if (!shape || !shape->is_array() || shape->empty()) {
+      if (!shape || !shape->is_array() || shape->empty() || shape->size() > 8) {
         nlohmann::json none;
-        return r.fail(err, f + ".shape", "a non-empty array of extent expressions",
+        return r.fail(err, f + ".shape", "a non-empty array of at most 8 extent expressions",
                       shape ? shape : &none);
       }
       for (size_t k = 0; k < shape->size(); ++k) {
@@ -373,21 +659,31 @@ bool parse_spec(const nlohmann::json& doc, const std::string& path, Spec* out, s
         }
         p.shape.push_back(e.get<std::string>());
       }
-      if (p.role == "out") ++outputs;
+      if (p.role == "out" && !parse_compare(r, pj, f, &p, err)) return false;
     } else if (p.role == "dim") {
       if (p.c_type != "int") return r.fail(err, f + ".type", "\"int\" for a dim", &pj["type"]);
+      p.scalar_type = "int";
       bool known = false;
       for (const DimSpec& d : s.dims) known |= d.name == p.name;
       if (!known) return r.fail(err, f + ".name", "a name listed under dims", &pj["name"]);
     } else if (p.role == "scalar") {
-      if (pointer) return r.fail(err, f + ".type", "a value type for a scalar", &pj["type"]);
+      if (pointer || is_const || !base->scalar) {
+        return r.fail(err, f + ".type", "\"int\" or \"float\" for a scalar", &pj["type"]);
+      }
+      p.scalar_type = base->scalar;
     } else {
       return r.fail(err, f + ".role", "one of \"in\", \"out\", \"scalar\", \"dim\"", &pj["role"]);
     }
     s.params.push_back(p);
   }
-  if (outputs != 1) {
-    return r.fail(err, "signature.params", "exactly one parameter with role \"out\"", params);
+  if (s.outputs().empty()) {
+    return r.fail(err, "signature.params", "at least one parameter with role \"out\"", params);
+  }
+  for (const DimSpec& d : s.dims) {
+    if (!s.find_param(d.name) || s.find_param(d.name)->role != "dim") {
+      return r.fail(err, "dims." + d.name,
+                    "a dimension that is also a parameter with role \"dim\"");
+    }
   }
   // Dimensions in signature order (M, N, K), not the JSON object's sorted key order.
   std::stable_sort(s.dims.begin(), s.dims.end(), [&s](const DimSpec& x, const DimSpec& y) {
@@ -399,58 +695,91 @@ bool parse_spec(const nlohmann::json& doc, const std::string& path, Spec* out, s
     };
     return pos(x.name) < pos(y.name);
   });
-  if (s.output().elem_type != "__half" && s.output().elem_type != "float") {
-    return r.fail(err, "signature.params", "an output of type __half* or float*", params);
-  }
 
-  // Tolerances, FLOPs, timing.
-  const nlohmann::json* tol = r.get(doc, "tolerance");
-  if (!tol || !tol->is_object()) {
+  // Metric and limit.
+  const nlohmann::json* metric = r.get(doc, "metric");
+  if (!metric || !metric->is_object()) {
     nlohmann::json none;
-    return r.fail(err, "tolerance", "an object {atol, rtol}", tol ? tol : &none);
+    return r.fail(err, "metric",
+                  "an object {\"name\": \"tflops\", \"flops\": EXPR} or {\"name\": \"gbps\", "
+                  "\"bytes\": EXPR}",
+                  metric ? metric : &none);
   }
-  if (!r.number(*tol, "atol", "tolerance.atol", &s.atol, err)) return false;
-  if (!r.number(*tol, "rtol", "tolerance.rtol", &s.rtol, err)) return false;
-  if (s.atol < 0 || s.rtol < 0) return r.fail(err, "tolerance", "non-negative atol and rtol", tol);
-  if (!r.str(doc, "flops", "flops", &s.flops, err)) return false;
+  std::string metric_name;
+  if (!r.str(*metric, "name", "metric.name", &metric_name, err)) return false;
+  if (metric_name == "tflops") {
+    s.metric.kind = MetricKind::kTflops;
+    if (!r.str(*metric, "flops", "metric.flops", &s.metric.expression, err)) return false;
+  } else if (metric_name == "gbps") {
+    s.metric.kind = MetricKind::kGbps;
+    if (!r.str(*metric, "bytes", "metric.bytes", &s.metric.expression, err)) return false;
+  } else {
+    return r.fail(err, "metric.name", "\"tflops\" or \"gbps\"", &(*metric)["name"]);
+  }
   {
+    std::map<std::string, int64_t> probe;
+    for (const DimSpec& d : s.dims) probe[d.name] = d.multiple_of * 16;
     int64_t v;
     std::string expr_err;
-    if (!eval_expr(s.flops, probe, &v, &expr_err)) {
-      return r.fail(err, "flops", "an expression of the dims (" + expr_err + ")", &doc["flops"]);
+    if (!eval_expr(s.metric.expression, probe, &v, &expr_err)) {
+      return r.fail(err, std::string("metric.") + s.metric.workload(),
+                    "an expression of the dims (" + expr_err + ")");
     }
   }
+  std::string limit;
+  if (!r.str(doc, "limit", "limit", &limit, err)) return false;
+  if (!parse_limit(limit, &s.limit)) {
+    return r.fail(err, "limit", "one of \"fp16_dense\", \"fp8_dense\", \"fp4_dense\", \"dram\"",
+                  &doc["limit"]);
+  }
+  if ((s.limit == LimitKind::kDram) != (s.metric.kind == MetricKind::kGbps)) {
+    return r.fail(err, "limit",
+                  "\"dram\" for a gbps metric, and a *_dense limit for a tflops metric",
+                  &doc["limit"]);
+  }
+
+  // Timeouts and timing.
   if (auto* t = r.get(doc, "timeouts")) {
     if (!t->is_object()) return r.fail(err, "timeouts", "an object {call_seconds}", t);
     if (!r.number(*t, "call_seconds", "timeouts.call_seconds", &s.call_timeout_seconds, err,
                   false)) {
       return false;
     }
-    if (s.call_timeout_seconds <= 0) {
-      return r.fail(err, "timeouts.call_seconds", "a positive number", &(*t)["call_seconds"]);
+    if (s.call_timeout_seconds <= 0 || s.call_timeout_seconds > kMaxCallTimeoutSeconds) {
+      return r.fail(
+          err, "timeouts.call_seconds",
+          "a number of seconds in (0, " + std::to_string(int(kMaxCallTimeoutSeconds)) + "]",
+          &(*t)["call_seconds"]);
     }
   }
   if (auto* t = r.get(doc, "timing")) {
     if (!t->is_object()) return r.fail(err, "timing", "an object", t);
     int64_t v = 0;
-    if (!r.integer(*t, "warmup_calls", "timing.warmup_calls", &v, err, false)) return false;
-    if (r.get(*t, "warmup_calls")) s.timing.warmup_calls = static_cast<int>(v);
-    if (!r.integer(*t, "min_samples", "timing.min_samples", &v, err, false)) return false;
-    if (r.get(*t, "min_samples")) s.timing.min_samples = static_cast<int>(v);
-    if (!r.integer(*t, "max_samples", "timing.max_samples", &v, err, false)) return false;
-    if (r.get(*t, "max_samples")) s.timing.max_samples = static_cast<int>(v);
+    auto small_int = [&](const char* key, int* dst) {
+      v = *dst;
+      if (!r.integer(*t, key, std::string("timing.") + key, &v, err, false)) return false;
+      if (v < 0 || v > 100000) {
+        return r.fail(err, std::string("timing.") + key, "an integer in [0, 100000]", &(*t)[key]);
+      }
+      *dst = static_cast<int>(v);
+      return true;
+    };
+    if (!small_int("warmup_calls", &s.timing.warmup_calls) ||
+        !small_int("min_samples", &s.timing.min_samples) ||
+        !small_int("max_samples", &s.timing.max_samples)) {
+      return false;
+    }
     if (!r.number(*t, "target_rse", "timing.target_rse", &s.timing.target_rse, err, false)) {
       return false;
     }
     if (!r.number(*t, "max_seconds", "timing.max_seconds", &s.timing.max_seconds, err, false)) {
       return false;
     }
-    if (s.timing.warmup_calls < 0 || s.timing.min_samples < 1 ||
-        s.timing.max_samples < s.timing.min_samples || s.timing.target_rse <= 0 ||
-        s.timing.max_seconds <= 0) {
+    if (s.timing.min_samples < 1 || s.timing.max_samples < s.timing.min_samples ||
+        s.timing.target_rse <= 0 || s.timing.max_seconds <= 0 || s.timing.max_seconds > 3600) {
       return r.fail(err, "timing",
                     "warmup_calls >= 0, 1 <= min_samples <= max_samples, target_rse > 0 and "
-                    "max_seconds > 0",
+                    "0 < max_seconds <= 3600",
                     t);
     }
   }
@@ -459,9 +788,9 @@ bool parse_spec(const nlohmann::json& doc, const std::string& path, Spec* out, s
   std::set<std::string> case_names;
   for (const char* key : {"tests", "benchmarks"}) {
     const nlohmann::json* list = r.get(doc, key);
-    if (!list || !list->is_array() || list->empty()) {
+    if (!list || !list->is_array() || list->empty() || list->size() > 1000) {
       nlohmann::json none;
-      return r.fail(err, key, "a non-empty array of cases", list ? list : &none);
+      return r.fail(err, key, "a non-empty array of at most 1000 cases", list ? list : &none);
     }
     bool bench = std::string(key) == "benchmarks";
     for (size_t i = 0; i < list->size(); ++i) {
@@ -480,19 +809,59 @@ bool parse_spec(const nlohmann::json& doc, const std::string& path, Spec* out, s
 
 bool load_spec(const std::string& challenge_dir, Spec* out, std::string* err) {
   std::string path = challenge_dir + "/spec.json";
-  std::ifstream in(path);
+  std::string text;
+  std::string read_err;
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+    *err = path + ": cannot open (is '" + challenge_dir + "' a challenge folder?)";
+    return false;
+  }
+  if (st.st_size > (1 << 22)) {
+    *err = path + ": larger than 4 MiB; a spec.json is a few KiB";
+    return false;
+  }
+  std::ifstream in(path, std::ios::binary);
   if (!in) {
     *err = path + ": cannot open (is '" + challenge_dir + "' a challenge folder?)";
     return false;
   }
+  text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  // Nesting deeper than any spec needs is refused before the recursive parser sees it.
+  int depth = 0, max_depth = 0;
+  bool in_string = false, escaped = false;
+  for (char ch : text) {
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (ch == '\\') {
+        escaped = true;
+      } else if (ch == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (ch == '"') in_string = true;
+    if (ch == '[' || ch == '{') max_depth = std::max(max_depth, ++depth);
+    if (ch == ']' || ch == '}') --depth;
+  }
+  if (max_depth > 32) {
+    *err = path + ": not a spec: JSON nested " + std::to_string(max_depth) +
+           " levels deep (at most 32)";
+    return false;
+  }
   nlohmann::json doc;
   try {
-    doc = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
+    doc = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
     *err = path + ": not valid JSON: " + e.what();
     return false;
   }
-  if (!parse_spec(doc, path, out, err)) return false;
+  try {
+    if (!parse_spec(doc, path, out, err)) return false;
+  } catch (const std::exception& e) {
+    *err = path + ": malformed spec: " + e.what();
+    return false;
+  }
   out->dir = challenge_dir;
   return true;
 }

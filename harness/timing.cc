@@ -1,6 +1,7 @@
 #include "harness/timing.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 
 namespace fp4arena {
@@ -30,6 +31,35 @@ bool should_stop(const std::vector<double>& ms, const TimingSpec& t, double elap
   if (n >= t.max_samples) return true;
   if (n >= 1 && elapsed_seconds >= t.max_seconds) return true;
   return n >= t.min_samples && summarize(ms).rse <= t.target_rse;
+}
+
+SampleRun sample_loop(const TimingSpec& timing, const TimedCall& call,
+                      const std::function<void(const SampleRun&, bool warmup)>& after_call) {
+  using Clock = std::chrono::steady_clock;
+  SampleRun run;
+  Clock::time_point t_samples = Clock::now();
+  for (;;) {
+    const bool warm = run.calls < timing.warmup_calls;
+    if (!warm && run.calls == timing.warmup_calls) t_samples = Clock::now();
+    if (!warm) {
+      double elapsed = std::chrono::duration<double>(Clock::now() - t_samples).count();
+      if (should_stop(run.samples, timing, elapsed)) break;
+    }
+    double ms = 0;
+    std::string err;
+    const bool ok = call(run.calls, warm, &ms, &err);
+    ++run.calls;
+    if (!ok) {
+      run.ok = false;
+      run.error = err;
+      break;
+    }
+    if (!warm) run.samples.push_back(ms);
+    run.stats = summarize(run.samples);
+    if (after_call) after_call(run, warm);
+  }
+  run.stats = summarize(run.samples);
+  return run;
 }
 
 }  // namespace fp4arena

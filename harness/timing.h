@@ -1,6 +1,8 @@
 // Timing statistics and the stopping rule of a benchmark (the one place they are computed).
 #pragma once
 
+#include <functional>
+#include <string>
 #include <vector>
 
 #include "harness/spec.h"
@@ -20,5 +22,23 @@ TimingStats summarize(const std::vector<double>& ms);
 /// True when sampling should stop: at least min_samples and the RSE is under target, or
 /// max_samples reached, or `elapsed_seconds` is past the time cap (then at least one sample).
 bool should_stop(const std::vector<double>& ms, const TimingSpec& t, double elapsed_seconds);
+
+/// One call of a timed loop: sets *ms to its time (false + *err to stop the loop).
+/// `call` counts from 0; `warmup` calls are not sampled.
+using TimedCall = std::function<bool(int call, bool warmup, double* ms, std::string* err)>;
+
+struct SampleRun {
+  bool ok = true;
+  std::string error;            ///< why the loop stopped early (from the call)
+  int calls = 0;                ///< warm-up calls included
+  std::vector<double> samples;  ///< ms of every sampled call, in order
+  TimingStats stats;            ///< summarize(samples)
+};
+
+/// The harness's one timing loop, for solutions and yardsticks alike: `timing.warmup_calls`
+/// untimed calls, then sampled calls until should_stop() (the time cap counts from the first
+/// sampled call). `after_call` (may be empty) is told after every call, for progress.
+SampleRun sample_loop(const TimingSpec& timing, const TimedCall& call,
+                      const std::function<void(const SampleRun&, bool warmup)>& after_call = {});
 
 }  // namespace fp4arena

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "harness/parallel.h"
+#include "reference/fp4_codecs.h"
 
 namespace fp4arena {
 
@@ -37,47 +38,149 @@ float half_bits_to_float(uint16_t h) {
   return f;
 }
 
+float bf16_bits_to_float(uint16_t h) {
+  uint32_t bits = uint32_t(h) << 16;
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+uint32_t element_code(DType t, const uint8_t* data, int64_t i) {
+  switch (t) {
+    case DType::kE2m1x2:
+      return (data[i / 2] >> (i % 2 ? 4 : 0)) & 0xF;
+    case DType::kFp16:
+    case DType::kBf16: {
+      uint16_t v;
+      std::memcpy(&v, data + 2 * i, 2);
+      return v;
+    }
+    case DType::kInt32:
+    case DType::kFp32: {
+      uint32_t v;
+      std::memcpy(&v, data + 4 * i, 4);
+      return v;
+    }
+    default:
+      return data[i];
+  }
+}
+
+double element_value(DType t, const uint8_t* data, int64_t i) {
+  uint32_t c = element_code(t, data, i);
+  switch (t) {
+    case DType::kUint8:
+      return double(c);
+    case DType::kInt32:
+      return double(int32_t(c));
+    case DType::kFp16:
+      return half_bits_to_float(uint16_t(c));
+    case DType::kBf16:
+      return bf16_bits_to_float(uint16_t(c));
+    case DType::kFp32: {
+      float f;
+      std::memcpy(&f, &c, 4);
+      return f;
+    }
+    case DType::kFp8E4m3:
+      return e4m3_is_nan(uint8_t(c)) ? std::nan("") : double(e4m3_decode(uint8_t(c)));
+    case DType::kFp8E8m0:
+      return c == 0xFF ? std::nan("") : std::ldexp(1.0, int(c) - 127);
+    case DType::kE2m1x2:
+      return e2m1_decode(uint8_t(c));
+  }
+  return 0;
+}
+
 namespace {
 
 constexpr int kMapRows = 16;
 constexpr int kMapCols = 64;
 constexpr size_t kWorst = 8;
 
-struct Partial {
-  int64_t mismatches = 0, nonfinite = 0, unwritten = 0;
-  double max_abs = 0, max_rel = 0;
-  std::vector<Mismatch> worst;
-  std::vector<int64_t> cell_fail;  // per map cell
+// Mantissa bits and minimum normal exponent of the floating output types, for ulp sizes.
+void float_format(DType t, int* mant_bits, int* min_exp) {
+  switch (t) {
+    case DType::kFp16:
+      *mant_bits = 10, *min_exp = -14;
+      return;
+    case DType::kBf16:
+      *mant_bits = 7, *min_exp = -126;
+      return;
+    default:
+      *mant_bits = 23, *min_exp = -126;
+  }
+}
+
+// One unit in the last place of the output type at |x|.
+double ulp_at(DType t, double x) {
+  int mant_bits, min_exp;
+  float_format(t, &mant_bits, &min_exp);
+  int e = 0;
+  std::frexp(std::fabs(x), &e);  // |x| = f * 2^e, f in [0.5, 1)
+  int exp = std::max(e - 1, min_exp);
+  return std::ldexp(1.0, exp - mant_bits);
+}
+
+double max_finite(DType t) {
+  switch (t) {
+    case DType::kFp16:
+      return 65504.0;
+    case DType::kBf16:
+      return 3.3895313892515355e38;
+    default:
+      return std::numeric_limits<float>::max();
+  }
+}
+
+// The code the poison left in element i.
+uint32_t poison_code(DType t, Poison p, int64_t i) {
+  uint8_t fill[4];
+  std::memset(fill, dtype_has_nan_poison(t) ? 0xFF : p.byte, sizeof fill);
+  return element_code(t, fill, i % 2);
+}
+
+struct Cell {
+  Mismatch m;
+  bool set = false;
 };
 
-void keep_worst(std::vector<Mismatch>* v, const Mismatch& m) {
-  if (v->size() < kWorst) {
-    v->push_back(m);
-    return;
-  }
-  auto least = std::min_element(v->begin(), v->end(), [](const Mismatch& a, const Mismatch& b) {
-    return a.excess < b.excess;
-  });
-  if (m.excess > least->excess) *least = m;
+struct Partial {
+  int64_t mismatches = 0, nonfinite = 0, unwritten = 0, ties = 0;
+  double max_abs = 0, max_rel = 0, max_excess = 0;
+  std::vector<int64_t> cell_fail;
+  std::vector<Cell> cell_worst;
+};
+
+bool worse(const Mismatch& a, const Mismatch& b) {
+  if (a.excess != b.excess) return a.excess > b.excess;
+  return a.row != b.row ? a.row < b.row : a.col < b.col;
 }
 
 }  // namespace
 
-ValidationResult validate_output(const void* output, const std::string& elem_type,
-                                 const std::vector<float>& expected, int64_t rows, int64_t cols,
-                                 const Tolerance& tol) {
-  ValidationResult res;
+OutputReport compare_output(const ParamSpec& p, int64_t rows, int64_t cols, const uint8_t* got,
+                            Poison poison, const uint8_t* second, Poison second_poison,
+                            const ExpectedOutput& expected) {
+  OutputReport res;
+  res.name = p.name;
+  res.kind = p.compare.kind;
   res.elements = rows * cols;
+  if (res.elements <= 0) {
+    res.passed = true;
+    res.summary = "no elements";
+    return res;
+  }
+  const DType t = p.dtype;
+  const CompareSpec& cmp = p.compare;
+  const bool nan_poison = dtype_has_nan_poison(t);
   const int map_rows = static_cast<int>(std::min<int64_t>(kMapRows, rows));
   const int map_cols = static_cast<int>(std::min<int64_t>(kMapCols, cols));
+  const size_t cells = size_t(map_rows) * map_cols;
   auto cell_of = [&](int64_t r, int64_t c) {
-    return static_cast<int>(r * map_rows / rows) * map_cols + static_cast<int>(c * map_cols / cols);
+    return size_t(r * map_rows / rows) * map_cols + size_t(c * map_cols / cols);
   };
-  const bool is_half = elem_type == "__half";
-  std::mutex mu;
-  Partial total;
-  total.cell_fail.assign(size_t(map_rows) * map_cols, 0);
-  std::vector<int64_t> cell_count(size_t(map_rows) * map_cols, 0);
+  std::vector<int64_t> cell_count(cells, 0);
   for (int cr = 0; cr < map_rows; ++cr) {
     int64_t r_lo = (int64_t(cr) * rows + map_rows - 1) / map_rows;
     int64_t r_hi = (int64_t(cr + 1) * rows + map_rows - 1) / map_rows;
@@ -87,89 +190,141 @@ ValidationResult validate_output(const void* output, const std::string& elem_typ
       cell_count[size_t(cr) * map_cols + cc] = (r_hi - r_lo) * (c_hi - c_lo);
     }
   }
+  const Tolerance tol{cmp.atol, cmp.rtol};
+  const bool exact = cmp.kind == CompareKind::kExact || cmp.kind == CompareKind::kExactOrTie;
+  const bool has_ties = cmp.kind == CompareKind::kExactOrTie && !expected.tie.empty();
 
+  std::mutex mu;
+  Partial total;
+  total.cell_fail.assign(cells, 0);
+  total.cell_worst.assign(cells, Cell{});
   parallel_for(rows, [&](int64_t r0, int64_t r1) {
-    Partial p;
-    p.cell_fail.assign(size_t(map_rows) * map_cols, 0);
+    Partial pt;
+    pt.cell_fail.assign(cells, 0);
+    pt.cell_worst.assign(cells, Cell{});
     for (int64_t r = r0; r < r1; ++r) {
       for (int64_t c = 0; c < cols; ++c) {
-        int64_t i = r * cols + c;
-        double got;
-        bool poisoned;
-        if (is_half) {
-          uint16_t bits;
-          std::memcpy(&bits, static_cast<const uint8_t*>(output) + 2 * i, 2);
-          poisoned = bits == kHalfPoison;
-          got = half_bits_to_float(bits);
+        const int64_t i = r * cols + c;
+        const uint32_t code = element_code(t, got, i);
+        bool unwritten;
+        if (nan_poison) {
+          unwritten = code == poison_code(t, poison, i);
         } else {
-          uint32_t bits;
-          std::memcpy(&bits, static_cast<const uint8_t*>(output) + 4 * i, 4);
-          poisoned = bits == kFloatPoison;
-          float f;
-          std::memcpy(&f, &bits, 4);
-          got = f;
+          unwritten = second && code == poison_code(t, poison, i) &&
+                      element_code(t, second, i) == poison_code(t, second_poison, i);
         }
-        double ref = expected[size_t(i)];
-        if (within_tolerance(got, ref, tol)) {
-          double abs_err = std::fabs(got - ref);
-          p.max_abs = std::max(p.max_abs, abs_err);
-          if (ref != 0) p.max_rel = std::max(p.max_rel, abs_err / std::fabs(ref));
-          continue;
-        }
-        ++p.mismatches;
-        ++p.cell_fail[size_t(cell_of(r, c))];
-        Mismatch m{r, c, ref, got, std::numeric_limits<double>::infinity()};
-        if (poisoned) {
-          ++p.unwritten;
-        } else if (!std::isfinite(got)) {
-          ++p.nonfinite;
+        Mismatch m{r, c, 0, 0, false, 0, code, unwritten, std::numeric_limits<double>::infinity()};
+        bool ok;
+        if (exact) {
+          const uint32_t want = element_code(t, expected.bytes.data(), i);
+          ok = !unwritten && code == want;
+          if (!ok && has_ties && !unwritten && expected.tie[size_t(i)] &&
+              code == element_code(t, expected.alt_bytes.data(), i)) {
+            ok = true;
+            ++pt.ties;
+          }
+          m.codes = true;
+          m.expected_code = want;
+          m.expected = element_value(t, expected.bytes.data(), i);
+          m.got = element_value(t, got, i);
         } else {
-          double abs_err = std::fabs(got - ref);
-          p.max_abs = std::max(p.max_abs, abs_err);
-          if (ref != 0) p.max_rel = std::max(p.max_rel, abs_err / std::fabs(ref));
-          m.excess = abs_err / (tol.atol + tol.rtol * std::fabs(ref));
+          const double g = element_value(t, got, i);
+          const double ref = expected.values[size_t(i)];
+          m.expected = ref;
+          m.got = g;
+          if (unwritten || !std::isfinite(g)) {
+            ok = false;
+          } else {
+            const double abs_err = std::fabs(g - ref);
+            const double allowed = cmp.kind == CompareKind::kUlp
+                                       ? double(cmp.max_ulp) * ulp_at(t, ref)
+                                       : tol.atol + tol.rtol * std::fabs(ref);
+            ok = cmp.kind == CompareKind::kUlp ? abs_err <= allowed : within_tolerance(g, ref, tol);
+            pt.max_abs = std::max(pt.max_abs, abs_err);
+            if (ref != 0) pt.max_rel = std::max(pt.max_rel, abs_err / std::fabs(ref));
+            m.excess = allowed > 0 ? abs_err / allowed
+                                   : (abs_err > 0 ? std::numeric_limits<double>::infinity() : 0);
+            pt.max_excess = std::max(pt.max_excess, m.excess);
+          }
         }
-        keep_worst(&p.worst, m);
+        if (ok) continue;
+        ++pt.mismatches;
+        if (unwritten) {
+          ++pt.unwritten;
+        } else if (!exact && !std::isfinite(m.got)) {
+          ++pt.nonfinite;
+        }
+        const size_t cell = cell_of(r, c);
+        ++pt.cell_fail[cell];
+        Cell& w = pt.cell_worst[cell];
+        if (!w.set || worse(m, w.m)) w = Cell{m, true};
       }
     }
     std::lock_guard<std::mutex> lock(mu);
-    total.mismatches += p.mismatches;
-    total.nonfinite += p.nonfinite;
-    total.unwritten += p.unwritten;
-    total.max_abs = std::max(total.max_abs, p.max_abs);
-    total.max_rel = std::max(total.max_rel, p.max_rel);
-    for (const Mismatch& m : p.worst) keep_worst(&total.worst, m);
-    for (size_t k = 0; k < p.cell_fail.size(); ++k) total.cell_fail[k] += p.cell_fail[k];
+    total.mismatches += pt.mismatches;
+    total.nonfinite += pt.nonfinite;
+    total.unwritten += pt.unwritten;
+    total.ties += pt.ties;
+    total.max_abs = std::max(total.max_abs, pt.max_abs);
+    total.max_rel = std::max(total.max_rel, pt.max_rel);
+    total.max_excess = std::max(total.max_excess, pt.max_excess);
+    for (size_t k = 0; k < cells; ++k) {
+      total.cell_fail[k] += pt.cell_fail[k];
+      Cell& w = total.cell_worst[k];
+      if (pt.cell_worst[k].set && (!w.set || worse(pt.cell_worst[k].m, w.m))) {
+        w = pt.cell_worst[k];
+      }
+    }
   });
 
   res.mismatches = total.mismatches;
   res.nonfinite = total.nonfinite;
   res.unwritten = total.unwritten;
+  res.ties = total.ties;
   res.max_abs_err = total.max_abs;
   res.max_rel_err = total.max_rel;
-  res.worst = total.worst;
-  std::sort(res.worst.begin(), res.worst.end(), [](const Mismatch& a, const Mismatch& b) {
-    if (a.excess != b.excess) return a.excess > b.excess;
-    return a.row != b.row ? a.row < b.row : a.col < b.col;
-  });
+  res.max_excess = total.max_excess;
+  for (const Cell& c : total.cell_worst) {
+    if (c.set) res.worst.push_back(c.m);
+  }
+  std::sort(res.worst.begin(), res.worst.end(), worse);
+  if (res.worst.size() > kWorst) res.worst.resize(kWorst);
   res.passed = res.mismatches == 0;
 
   std::ostringstream s;
+  std::string rule;
+  switch (cmp.kind) {
+    case CompareKind::kTolerance: {
+      std::ostringstream r;
+      r << "outside atol " << cmp.atol << " + rtol " << cmp.rtol;
+      rule = r.str();
+      break;
+    }
+    case CompareKind::kUlp:
+      rule = "outside " + std::to_string(cmp.max_ulp) + " ulp";
+      break;
+    case CompareKind::kExact:
+      rule = "differ from the oracle's codes";
+      break;
+    case CompareKind::kExactOrTie:
+      rule = "differ from the oracle's codes (and from the other neighbour where a tie is marked)";
+      break;
+  }
   if (res.passed) {
-    s << "all " << res.elements << " elements within atol " << tol.atol << " + rtol " << tol.rtol
-      << " (max abs err " << res.max_abs_err << ")";
+    s << "'" << p.name << "': all " << res.elements << " elements pass";
+    if (!exact) s << " (max abs err " << res.max_abs_err << ")";
+    if (res.ties) s << "; " << res.ties << " ties took the other neighbour";
     res.summary = s.str();
     return res;
   }
-  s << res.mismatches << " of " << res.elements << " elements outside atol " << tol.atol
-    << " + rtol " << tol.rtol;
+  s << "'" << p.name << "': " << res.mismatches << " of " << res.elements << " elements " << rule;
   if (res.unwritten) s << "; " << res.unwritten << " never written";
   if (res.nonfinite) s << "; " << res.nonfinite << " NaN/Inf";
   res.summary = s.str();
 
   std::ostringstream map;
-  map << "failing tiles (" << map_rows << " x " << map_cols << " grid over " << rows << " x "
-      << cols << "; '.' all pass, 'x' some fail, '#' all fail):\n";
+  map << "failing tiles of '" << p.name << "' (" << map_rows << " x " << map_cols << " grid over "
+      << rows << " x " << cols << "; '.' all pass, 'x' some fail, '#' all fail):\n";
   for (int cr = 0; cr < map_rows; ++cr) {
     map << "  ";
     for (int cc = 0; cc < map_cols; ++cc) {
@@ -181,6 +336,42 @@ ValidationResult validate_output(const void* output, const std::string& elem_typ
   }
   res.tile_map = map.str();
   return res;
+}
+
+bool check_expected(const ParamSpec& p, int64_t elements, size_t bytes, const ExpectedOutput& e,
+                    std::string* err) {
+  const bool exact =
+      p.compare.kind == CompareKind::kExact || p.compare.kind == CompareKind::kExactOrTie;
+  if (exact) {
+    if (e.bytes.size() != bytes) {
+      *err = "the oracle gave " + std::to_string(e.bytes.size()) + " bytes for '" + p.name +
+             "', expected " + std::to_string(bytes);
+      return false;
+    }
+    if (p.compare.kind == CompareKind::kExactOrTie && !e.tie.empty() &&
+        (e.tie.size() != size_t(elements) || e.alt_bytes.size() != bytes)) {
+      *err = "the oracle's tie mask or alternative codes for '" + p.name + "' have the wrong size";
+      return false;
+    }
+    return true;
+  }
+  if (e.values.size() != size_t(elements)) {
+    *err = "the oracle gave " + std::to_string(e.values.size()) + " values for '" + p.name +
+           "', expected " + std::to_string(elements);
+    return false;
+  }
+  const bool floating =
+      p.dtype == DType::kFp16 || p.dtype == DType::kBf16 || p.dtype == DType::kFp32;
+  const double limit = floating ? max_finite(p.dtype) : std::numeric_limits<double>::max();
+  for (size_t i = 0; i < e.values.size(); ++i) {
+    const float v = e.values[i];
+    if (!std::isfinite(v) || std::fabs(v) > limit) {
+      *err = "the oracle produced an expected value (" + std::to_string(v) + ") for '" + p.name +
+             "' element " + std::to_string(i) + " outside the output type's range";
+      return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace fp4arena

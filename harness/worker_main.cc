@@ -25,7 +25,6 @@ namespace fp4arena {
 namespace {
 
 using CallFn = void (*)(void* const*);
-using Clock = std::chrono::steady_clock;
 
 int count_threads() {
   int n = 0;
@@ -34,10 +33,6 @@ int count_threads() {
     closedir(d);
   }
   return n;
-}
-
-double ms_between(Clock::time_point a, Clock::time_point b) {
-  return std::chrono::duration<double, std::milli>(b - a).count();
 }
 
 [[noreturn]] void fatal(const std::string& what) {
@@ -63,13 +58,12 @@ struct Worker {
   CallFn call = nullptr;
   PreCall pre_call;  // warm-up + L2 flush before timed calls (harness/pre_call.h)
   int calls = 0;
-  cudaEvent_t start = nullptr, stop = nullptr;
   bool pinned = false;
   // Argument buffers come either from a ring of kRingSlots sets allocated once per shape
   // and used in turn (request "slot" >= 0), or fresh for every call (slot -1), in which
   // case the previous call's stay allocated until this call's exist. Either way no call
   // gets the addresses of the call before it.
-  static constexpr int kRingSlots = 3;
+  static constexpr int kRingSlots = kRingDepth;
   struct Slot {
     std::vector<size_t> sizes;
     std::vector<uint8_t*> ptrs;
@@ -87,9 +81,6 @@ struct Worker {
     pinned = cudaHostRegister(shm.data(), shm.size(), cudaHostRegisterDefault) == cudaSuccess;
     cudaGetLastError();
     if (!pre_call.init(1.0, &err)) fatal(err);
-    if (cudaEventCreate(&start) != cudaSuccess || cudaEventCreate(&stop) != cudaSuccess) {
-      fatal("cannot create CUDA events");
-    }
     // Warm up the runtime's lazy machinery (its helper threads included) before any
     // solve() runs, so that threads counted around solve() are the solution's own.
     cudaStream_t s;
@@ -100,10 +91,12 @@ struct Worker {
     cudaStreamSynchronize(s);
     cudaStreamDestroy(s);
     cudaFree(probe);
-    cudaEventRecord(start);
-    cudaEventRecord(stop);
-    cudaEventSynchronize(stop);
-    if (cudaDeviceSynchronize() != cudaSuccess) fatal("CUDA warm-up failed");
+    PreCall::Timed t;
+    const char* where = "";
+    if (pre_call.timed_call([] {}, false, 0, kCountAfterUs, &t, &where) != cudaSuccess ||
+        cudaDeviceSynchronize() != cudaSuccess) {
+      fatal("CUDA warm-up failed");
+    }
 
     void* handle = dlopen(so_path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle) fatal(std::string("cannot load the solution: ") + dlerror());
@@ -177,42 +170,28 @@ struct Worker {
     if (e != cudaSuccess) cuda_failure("before solve()", e);
     int threads_before = count_threads();
     const bool timed = req.value("flush_l2", false);
-    if (timed) {
-      e = pre_call.prepare(++calls);
-      if (e != cudaSuccess) cuda_failure("L2 flush", e);
-      e = pre_call.hold();
-      if (e != cudaSuccess) cuda_failure("the blocking kernel before solve()", e);
+    PreCall::Timed t;
+    const char* where = "";
+    e = pre_call.timed_call([&] { call(args.data()); }, timed, ++calls, kCountAfterUs, &t, &where);
+    if (e != cudaSuccess) {
+      std::string w = where;
+      if (w.rfind("the call", 0) == 0) w = "solve()" + w.substr(8);
+      cuda_failure(w.c_str(), e);
     }
-    cudaEventRecord(start);
-    auto t0 = Clock::now();
-    call(args.data());
-    auto t1 = Clock::now();
-    cudaEventRecord(stop);
-    if (timed) pre_call.release();
-    e = cudaEventSynchronize(stop);
-    auto t2 = Clock::now();
-    if (e != cudaSuccess) cuda_failure("solve()", e);
-    e = cudaDeviceSynchronize();
-    auto t3 = Clock::now();
-    if (e != cudaSuccess) cuda_failure("solve() (work still running after it returned)", e);
-    e = cudaGetLastError();
-    if (e != cudaSuccess) cuda_failure("solve() (a failed launch)", e);
     int threads_after = count_threads();
-    float event_ms = 0;
-    cudaEventElapsedTime(&event_ms, start, stop);
 
     for (Region& r : regions) {
       e = cudaMemcpy(shm.data() + r.offset, r.dev, r.total, cudaMemcpyDeviceToHost);
       if (e != cudaSuccess) cuda_failure("copy of a buffer back from the device", e);
     }
     return {{"ok", true},
-            {"event_ms", event_ms},
-            {"host_call_ms", ms_between(t0, t1)},
-            {"wall_ms", ms_between(t0, t3)},
-            {"busy_after_us", ms_between(t2, t3) * 1000.0},
+            {"event_ms", t.event_ms},
+            {"event_only_ms", t.event_only_ms},
+            {"host_call_ms", t.host_call_ms},
+            {"busy_after_us", t.busy_after_us},
             {"threads_before", threads_before},
             {"threads_after", threads_after},
-            {"hold_timed_out", timed && pre_call.timed_out()}};
+            {"hold_timed_out", t.hold_timed_out}};
   }
 };
 

@@ -209,18 +209,23 @@ class Nvfp4Matmul : public Challenge {
     return true;
   }
 
-  bool expected(const ProblemData& in, OracleDevice where, std::vector<float>* out,
-                std::string* err) const override {
+  bool oracle(const ProblemData& in, OracleDevice where, Expected* out,
+              std::string* err) const override {
     Nvfp4MatmulProblem p = problem_of(in);
-    out->assign(static_cast<size_t>(p.M) * p.N, 0.0f);
-    if (where == OracleDevice::kGpu) return oracle_fp32_gpu(p, out->data(), err);
-    oracle_fp32_cpu(p, out->data());
+    std::vector<float>& c = (*out)["c"].values;
+    c.assign(static_cast<size_t>(p.M) * p.N, 0.0f);
+    if (where == OracleDevice::kGpu) return oracle_fp32_gpu(p, c.data(), err);
+    oracle_fp32_cpu(p, c.data());
     return true;
   }
 
-  bool yardstick_ms(const ProblemData& in, int samples, double* median_ms,
-                    std::string* err) const override {
-    return cublas_fp16_gemm_ms(problem_of(in), samples, median_ms, err);
+  std::string yardstick_name() const override {
+    return "cuBLAS FP16 GEMM on pre-dequantized operands";
+  }
+
+  std::unique_ptr<Yardstick> make_yardstick(const ProblemData& in,
+                                            std::string* err) const override {
+    return make_cublas_fp16_gemm(problem_of(in), err);
   }
 
  private:

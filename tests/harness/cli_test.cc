@@ -67,11 +67,12 @@ TEST(Cli, MalformedSpecIsAUsageError) {
   ASSERT_TRUE(make_dirs(dir, &err));
   std::ifstream in(challenge_dir() + "/spec.json");
   nlohmann::json doc = nlohmann::json::parse(in);
-  doc["tolerance"].erase("rtol");
+  doc["signature"]["params"][5]["compare"].erase("rtol");
   std::ofstream(dir + "/spec.json") << doc.dump();
   auto r = run_cli({dir, "--solution", kNaive, "--action", "check"});
   EXPECT_EQ(r.exit_code, int(ExitCode::kUsage));
-  EXPECT_NE(r.output.find("field 'tolerance.rtol': expected a number"), std::string::npos)
+  EXPECT_NE(r.output.find("field 'signature.params[5].compare.rtol': expected a number"),
+            std::string::npos)
       << r.output;
 }
 

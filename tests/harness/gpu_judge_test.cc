@@ -59,7 +59,10 @@ TEST(GpuJudge, NaivePassesEveryCaseAndWritesTheRecord) {
   std::cerr << log;
   ASSERT_EQ(code, 0) << log;
   ASSERT_FALSE(rec.is_null());
-  EXPECT_EQ(rec["schema"], "fp4arena.submit.v1");
+  EXPECT_EQ(rec["schema"], "fp4arena.submit.v2");
+  EXPECT_EQ(rec["metric"]["name"], "tflops");
+  EXPECT_EQ(rec["limit"]["name"], "fp16_dense");
+  EXPECT_GT(rec["limit"]["value"].get<double>(), 0);
   EXPECT_TRUE(rec["passed"].get<bool>());
   Spec spec;
   std::string err;
@@ -71,10 +74,15 @@ TEST(GpuJudge, NaivePassesEveryCaseAndWritesTheRecord) {
   }
   for (const auto& b : rec["benchmarks"]) {
     EXPECT_GT(b["samples"].get<int>(), 0);
-    EXPECT_NEAR(b["tflops"].get<double>(),
-                b["flops"].get<double>() / b["median_ms"].get<double>() / 1e9, 1e-6);
+    EXPECT_NEAR(b["value"].get<double>(),
+                b["workload"].get<double>() / b["median_ms"].get<double>() / 1e9, 1e-6);
+    EXPECT_LE(b["min_ms"].get<double>(), b["median_ms"].get<double>());
   }
-  EXPECT_GT(rec["score"]["tflops_geomean"].get<double>(), 0);
+  for (const auto& t : rec["tests"]) {
+    ASSERT_EQ(t["outputs"].size(), 1u);
+    EXPECT_EQ(t["outputs"][0]["name"], "c");
+  }
+  EXPECT_GT(rec["score"]["geomean"].get<double>(), 0);
   EXPECT_GT(rec["device"]["sm_count"].get<int>(), 0);
   EXPECT_EQ(rec["solution"]["sha256"].get<std::string>().size(), 64u);
   EXPECT_EQ(worker_processes(), 0);
@@ -133,9 +141,11 @@ TEST(GpuJudge, GpuAndCpuOraclesAgreeOnEveryFunctionalCase) {
     SCOPED_TRACE(c.name);
     ProblemData in;
     ASSERT_TRUE(ch->generate(c, c.seed, &in, &err)) << err;
-    std::vector<float> cpu, gpu;
-    ASSERT_TRUE(ch->expected(in, OracleDevice::kCpu, &cpu, &err)) << err;
-    ASSERT_TRUE(ch->expected(in, OracleDevice::kGpu, &gpu, &err)) << err;
+    Expected cpu_out, gpu_out;
+    ASSERT_TRUE(ch->oracle(in, OracleDevice::kCpu, &cpu_out, &err)) << err;
+    ASSERT_TRUE(ch->oracle(in, OracleDevice::kGpu, &gpu_out, &err)) << err;
+    const std::vector<float>& cpu = cpu_out["c"].values;
+    const std::vector<float>& gpu = gpu_out["c"].values;
     const int64_t N = c.dims.at("N"), K = c.dims.at("K"), M = c.dims.at("M");
     const double alpha = in.scalars.at("alpha");
     const int64_t row_step = M > 256 ? 61 : 1;  // sample rows of the largest case

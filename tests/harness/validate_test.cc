@@ -53,17 +53,59 @@ TEST(HalfBits, DecodesEveryClassExactly) {
   EXPECT_TRUE(std::signbit(half_bits_to_float(0x8000)));
   EXPECT_TRUE(std::isinf(half_bits_to_float(0x7C00)));
   EXPECT_TRUE(std::isnan(half_bits_to_float(0x7E00)));
-  EXPECT_TRUE(std::isnan(half_bits_to_float(kHalfPoison)));
+  EXPECT_TRUE(std::isnan(half_bits_to_float(0xFFFF)));
+  EXPECT_EQ(bf16_bits_to_float(0x3F80), 1.0f);
+  EXPECT_EQ(bf16_bits_to_float(0xC040), -3.0f);
+}
+
+TEST(ElementCodes, PackedNibblesAndWideTypes) {
+  const uint8_t packed[] = {0xA5, 0x3C};
+  EXPECT_EQ(element_code(DType::kE2m1x2, packed, 0), 0x5u);  // low nibble first
+  EXPECT_EQ(element_code(DType::kE2m1x2, packed, 1), 0xAu);
+  EXPECT_EQ(element_code(DType::kE2m1x2, packed, 3), 0x3u);
+  EXPECT_EQ(element_value(DType::kE2m1x2, packed, 0), 3.0);
+  EXPECT_EQ(element_value(DType::kE2m1x2, packed, 1), -1.0);
+  const uint8_t e8m0[] = {127, 130, 0xFF};
+  EXPECT_EQ(element_value(DType::kFp8E8m0, e8m0, 0), 1.0);
+  EXPECT_EQ(element_value(DType::kFp8E8m0, e8m0, 1), 8.0);
+  EXPECT_TRUE(std::isnan(element_value(DType::kFp8E8m0, e8m0, 2)));
+  const int32_t ints[] = {-7, 1 << 20};
+  EXPECT_EQ(element_value(DType::kInt32, reinterpret_cast<const uint8_t*>(ints), 0), -7.0);
+}
+
+ParamSpec out_param(DType t, CompareKind k, double atol = 0.1, double rtol = 0.05) {
+  ParamSpec p;
+  p.name = "c";
+  p.role = "out";
+  p.dtype = t;
+  p.shape = {"R", "C"};
+  p.compare.kind = k;
+  p.compare.atol = atol;
+  p.compare.rtol = rtol;
+  return p;
+}
+
+const uint8_t* bytes(const void* p) {
+  return static_cast<const uint8_t*>(p);
+}
+
+OutputReport check_half(const std::vector<uint16_t>& out, const std::vector<float>& ref,
+                        int64_t rows, int64_t cols) {
+  ExpectedOutput e;
+  e.values = ref;
+  return compare_output(out_param(DType::kFp16, CompareKind::kTolerance), rows, cols,
+                        bytes(out.data()), Poison{}, nullptr, Poison{}, e);
 }
 
 TEST(Validate, PassingOutput) {
   std::vector<float> ref = {1.0f, -2.0f, 0.0f, 100.0f};
   std::vector<uint16_t> out = {half_bits(1.0f), half_bits(-2.0f), half_bits(-0.0f),
                                half_bits(104.0f)};
-  ValidationResult r = validate_output(out.data(), "__half", ref, 2, 2, kTol);
+  OutputReport r = check_half(out, ref, 2, 2);
   EXPECT_TRUE(r.passed) << r.summary;
   EXPECT_EQ(r.mismatches, 0);
   EXPECT_DOUBLE_EQ(r.max_abs_err, 4.0);
+  EXPECT_NEAR(r.max_excess, 4.0 / 5.1, 1e-12);  // 4 of the allowed 0.1 + 0.05*100
   EXPECT_TRUE(r.tile_map.empty());
 }
 
@@ -72,10 +114,10 @@ TEST(Validate, ReportsWorstElementsUnwrittenAndNonFinite) {
   std::vector<float> ref(rows * cols, 1.0f);
   std::vector<uint16_t> out(rows * cols, half_bits(1.0f));
   out[5 * cols + 7] = half_bits(3.0f);     // off by 2 (excess 2/0.15)
-  out[39 * cols + 99] = kHalfPoison;       // never written
+  out[39 * cols + 99] = 0xFFFF;            // the poison: never written
   out[10 * cols + 50] = 0x7C00;            // +inf
   out[20 * cols + 20] = half_bits(1.25f);  // off by 0.25: excess 1.67
-  ValidationResult r = validate_output(out.data(), "__half", ref, rows, cols, kTol);
+  OutputReport r = check_half(out, ref, rows, cols);
   EXPECT_FALSE(r.passed);
   EXPECT_EQ(r.mismatches, 4);
   EXPECT_EQ(r.unwritten, 1);
@@ -85,10 +127,29 @@ TEST(Validate, ReportsWorstElementsUnwrittenAndNonFinite) {
   EXPECT_TRUE(std::isinf(r.worst[0].excess));
   EXPECT_EQ(r.worst[2].row, 5);
   EXPECT_EQ(r.worst[2].col, 7);
+  EXPECT_NEAR(r.worst[2].excess, 2 / 0.15, 1e-9);
   EXPECT_EQ(r.worst[3].row, 20);
   EXPECT_NE(r.summary.find("4 of 4000 elements"), std::string::npos) << r.summary;
   EXPECT_NE(r.summary.find("1 never written"), std::string::npos) << r.summary;
   EXPECT_NE(r.tile_map.find('x'), std::string::npos);
+}
+
+TEST(Validate, WorstListSpansDistinctTiles) {
+  // Four bad elements in one tile (a 16 x 64 map over 64 x 64: 4 rows x 1 column each) and
+  // one mildly bad element in another: the list shows the worst of the first tile and the
+  // lone one, not four neighbours from the same tile.
+  const int rows = 64, cols = 64;
+  std::vector<float> ref(rows * cols, 1.0f);
+  std::vector<uint16_t> out(rows * cols, half_bits(1.0f));
+  for (int r = 0; r < 4; ++r) out[r * cols] = half_bits(8.0f);
+  out[0] = half_bits(16.0f);
+  out[63 * cols + 63] = half_bits(1.5f);
+  OutputReport r = check_half(out, ref, rows, cols);
+  ASSERT_EQ(r.worst.size(), 2u);
+  EXPECT_EQ(r.worst[0].row, 0);
+  EXPECT_EQ(r.worst[0].col, 0);
+  EXPECT_EQ(r.worst[1].row, 63);
+  EXPECT_EQ(r.worst[1].col, 63);
 }
 
 TEST(Validate, TileMapShowsALastColumnBug) {
@@ -96,7 +157,7 @@ TEST(Validate, TileMapShowsALastColumnBug) {
   std::vector<float> ref(rows * cols, 2.0f);
   std::vector<uint16_t> out(rows * cols, half_bits(2.0f));
   for (int r = 0; r < rows; ++r) out[r * cols + cols - 1] = half_bits(0.0f);
-  ValidationResult r = validate_output(out.data(), "__half", ref, rows, cols, kTol);
+  OutputReport r = check_half(out, ref, rows, cols);
   EXPECT_EQ(r.mismatches, rows);
   // Every map row ends with '#' (the last column fails) and has '.' elsewhere.
   size_t start = r.tile_map.find('\n') + 1;
@@ -112,12 +173,100 @@ TEST(Validate, TileMapShowsALastColumnBug) {
   EXPECT_EQ(map_rows, 16);
 }
 
-TEST(Validate, FloatOutputs) {
-  std::vector<float> ref = {1.0f, 2.0f};
+TEST(Validate, FloatAndBf16Outputs) {
+  ExpectedOutput e;
+  e.values = {1.0f, 2.0f};
   std::vector<float> out = {1.0f, std::nanf("")};
-  ValidationResult r = validate_output(out.data(), "float", ref, 1, 2, kTol);
+  OutputReport r = compare_output(out_param(DType::kFp32, CompareKind::kTolerance), 1, 2,
+                                  bytes(out.data()), Poison{}, nullptr, Poison{}, e);
   EXPECT_EQ(r.mismatches, 1);
   EXPECT_EQ(r.nonfinite, 1);
+  std::vector<uint16_t> bf = {0x3F80, 0xFFFF};  // 1.0, poison
+  r = compare_output(out_param(DType::kBf16, CompareKind::kTolerance), 1, 2, bytes(bf.data()),
+                     Poison{}, nullptr, Poison{}, e);
+  EXPECT_EQ(r.mismatches, 1);
+  EXPECT_EQ(r.unwritten, 1);
+}
+
+TEST(Validate, UlpComparison) {
+  ExpectedOutput e;
+  e.values = {1.0f, 3.0f};
+  float one_up = std::nextafter(1.0f, 2.0f), two_up = std::nextafter(one_up, 2.0f);
+  std::vector<float> out = {one_up, 3.0f};
+  ParamSpec p = out_param(DType::kFp32, CompareKind::kUlp);
+  p.compare.max_ulp = 1;
+  EXPECT_TRUE(compare_output(p, 1, 2, bytes(out.data()), Poison{}, nullptr, Poison{}, e).passed);
+  out[0] = two_up;
+  OutputReport r = compare_output(p, 1, 2, bytes(out.data()), Poison{}, nullptr, Poison{}, e);
+  EXPECT_FALSE(r.passed);
+  EXPECT_NEAR(r.worst[0].excess, 2.0, 1e-9);
+}
+
+TEST(Validate, ExactCodesOfPackedFp4) {
+  ParamSpec p = out_param(DType::kE2m1x2, CompareKind::kExact);
+  ExpectedOutput e;
+  e.bytes = {0x21, 0x43};                   // elements 1, 2, 3, 4
+  std::vector<uint8_t> got = {0x21, 0x53};  // element 3 is code 5 instead of 4
+  OutputReport r = compare_output(p, 1, 4, got.data(), Poison{0x77}, nullptr, Poison{}, e);
+  EXPECT_FALSE(r.passed);
+  ASSERT_EQ(r.worst.size(), 1u);
+  EXPECT_EQ(r.worst[0].col, 3);
+  EXPECT_TRUE(r.worst[0].codes);
+  EXPECT_EQ(r.worst[0].expected_code, 4u);
+  EXPECT_EQ(r.worst[0].got_code, 5u);
+  got[1] = 0x43;
+  EXPECT_TRUE(compare_output(p, 1, 4, got.data(), Poison{0x77}, nullptr, Poison{}, e).passed);
+}
+
+TEST(Validate, ExactOrTieAcceptsOnlyTheMarkedNeighbour) {
+  ParamSpec p = out_param(DType::kUint8, CompareKind::kExactOrTie);
+  ExpectedOutput e;
+  e.bytes = {10, 20, 30};
+  e.tie = {0, 1, 0};
+  e.alt_bytes = {10, 21, 30};
+  std::vector<uint8_t> got = {10, 21, 30};
+  OutputReport r = compare_output(p, 1, 3, got.data(), Poison{0}, nullptr, Poison{}, e);
+  EXPECT_TRUE(r.passed) << r.summary;
+  EXPECT_EQ(r.ties, 1);
+  got = {11, 20, 30};  // a code flipped where no tie is marked
+  r = compare_output(p, 1, 3, got.data(), Poison{0}, nullptr, Poison{}, e);
+  EXPECT_FALSE(r.passed);
+  EXPECT_EQ(r.ties, 0);
+  got = {10, 22, 30};  // a tie element, but neither neighbour
+  EXPECT_FALSE(compare_output(p, 1, 3, got.data(), Poison{0}, nullptr, Poison{}, e).passed);
+}
+
+TEST(Validate, UnwrittenBytesFoundWithTwoPoisons) {
+  // A uint8 output whose expected value happens to equal the first poison: only the second
+  // call (complementary poison) shows that the element was never written.
+  ParamSpec p = out_param(DType::kUint8, CompareKind::kExact);
+  ExpectedOutput e;
+  e.bytes = {0x5A, 7, 9};
+  std::vector<uint8_t> first = {0x5A, 7, 9}, second = {0xA5, 7, 9};
+  OutputReport r =
+      compare_output(p, 1, 3, first.data(), Poison{0x5A}, second.data(), Poison{0xA5}, e);
+  EXPECT_FALSE(r.passed);
+  EXPECT_EQ(r.unwritten, 1);
+  EXPECT_NE(r.summary.find("never written"), std::string::npos);
+  second[0] = 0x5A;  // written both times
+  EXPECT_TRUE(
+      compare_output(p, 1, 3, first.data(), Poison{0x5A}, second.data(), Poison{0xA5}, e).passed);
+}
+
+TEST(Validate, CheckExpectedRejectsValuesOutsideTheOutputType) {
+  ParamSpec p = out_param(DType::kFp16, CompareKind::kTolerance);
+  ExpectedOutput e;
+  e.values = {1.0f, 70000.0f};
+  std::string err;
+  EXPECT_FALSE(check_expected(p, 2, 4, e, &err));
+  EXPECT_NE(err.find("outside the output type's range"), std::string::npos) << err;
+  e.values = {1.0f};
+  EXPECT_FALSE(check_expected(p, 2, 4, e, &err));
+  ParamSpec q = out_param(DType::kUint8, CompareKind::kExactOrTie);
+  ExpectedOutput x;
+  x.bytes = {1, 2};
+  x.tie = {1};
+  EXPECT_FALSE(check_expected(q, 2, 2, x, &err));
 }
 
 }  // namespace

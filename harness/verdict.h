@@ -1,0 +1,83 @@
+// Verdicts and scoring as pure functions: which verdict a call gets from what the judge
+// observed (the order in which checks win), and the score of a run. No I/O, no CUDA: unit
+// tested on the CPU.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fp4arena {
+
+enum class Verdict {
+  kPassed,
+  kWrongAnswer,
+  kOutOfBoundsWrite,
+  kInputModified,
+  kTimingEscape,
+  kThreadEscape,
+  kTimingMismatch,
+  kCrashed,
+  kCudaError,
+  kTimeout,
+  kEarlyExit,
+  kNotRun,
+};
+
+/// "passed", "wrong_answer", ... (the names records and reports use).
+const char* verdict_name(Verdict v);
+/// Parses a verdict name; false for anything else.
+bool parse_verdict(const std::string& name, Verdict* out);
+/// crashed, cuda_error, timeout, early_exit: the worker is gone and the exit code is 4.
+bool is_runtime_failure(Verdict v);
+
+/// How the worker's call ended, seen from the judge (mirrors the worker client's outcome).
+enum class CallEnd { kOk, kCudaError, kCrashed, kEarlyExit, kTimeout, kWorkerError };
+
+/// Everything the judge observed about one call, in the order it can observe it.
+struct CallFacts {
+  CallEnd end = CallEnd::kOk;
+  std::string end_detail;  ///< the cause in words where end != kOk
+  // Integrity (only meaningful when end == kOk).
+  std::string canary_broken;  ///< "past the end of 'c' (4096 bytes)"; empty when intact
+  std::string input_changed;  ///< "'b_scales' (first changed byte at 3 of 512)"; empty if none
+  int threads_before = 0, threads_after = 0;
+  double event_ms = 0;       ///< the call's device time as measured (work after stop excluded)
+  double busy_after_us = 0;  ///< device busy after the stop event
+  bool under_tool = false;   ///< compute-sanitizer / ncu: thread and timing checks are off
+  // Answer.
+  bool outputs_checked = false;
+  bool outputs_ok = false;
+  std::string outputs_summary;  ///< the first failing output's summary
+};
+
+/// Device work left running after the stop event beyond max(kEscapeMinUs, kEscapeFraction
+/// of the call) is a timing escape.
+constexpr double kEscapeMinUs = 50;
+constexpr double kEscapeFraction = 0.05;
+
+struct Decision {
+  Verdict verdict = Verdict::kPassed;
+  std::string reason;
+};
+
+/// The verdict of one call. The first that applies wins: how the call ended (crash, CUDA
+/// error, timeout, exit), then out_of_bounds_write, input_modified, thread_escape,
+/// timing_escape, then wrong_answer. Integrity verdicts come before the answer: a solution
+/// that wrote out of bounds gets that verdict even when its output happens to be right.
+Decision decide_verdict(const CallFacts& f);
+
+/// The score of a run: the geometric mean of the benchmarks' metric values, valid only when
+/// every case passed and no value exceeds the device's physical limit.
+struct Score {
+  std::optional<double> geomean;
+  bool valid = false;
+  std::string reason;  ///< why it is not valid; empty when valid
+};
+
+/// `values`: the metric value of every benchmark case run (all must have passed when
+/// cases_passed == cases_total). `limit` <= 0 means the judge has no limit for the device.
+Score compute_score(const std::vector<double>& values, int cases_total, int cases_passed,
+                    double limit, const std::string& limit_name, const std::string& unit);
+
+}  // namespace fp4arena
