@@ -43,7 +43,8 @@ std::string w4a8_grouped_gemm_problem_error(const W4a8GroupedGemmProblem& p);
 /// (one FP32 accumulator, k in increasing order, the block scale inside every product, all
 /// products exact; then two FP32 multiplications in the order shown), whatever `threads`
 /// is (0: hardware concurrency): bit-identical for any thread count. Returns false and sets
-/// *err (if not null) on an invalid problem, leaving y untouched.
+/// *err (if not null) on an invalid problem, leaving y untouched. Holds (T + N * non-empty
+/// experts) * K floats while it runs.
 [[nodiscard]] bool oracle_w4a8_grouped_gemm_cpu(const W4a8GroupedGemmProblem& p, float* y,
                                                 std::string* err, int threads = 0);
 

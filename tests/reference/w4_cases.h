@@ -197,21 +197,26 @@ inline OwnedW4a8GroupedProblem MakeRandomW4a8Grouped(const std::vector<int>& row
 /// y in double and the bound (K + 3) * 2^-24 * |x_scale * w_global| * sum_k |product| on the
 /// error of an FP32 dot product followed by the two FP32 scalings.
 inline ExactOutputs ExactW4a8Grouped(const W4a8GroupedGemmProblem& p) {
-  const size_t T = p.T, N = p.N, K = p.K;
+  const size_t T = p.T, N = p.N, K = p.K, G = p.G;
+  std::vector<double> x(T * K), w(G * N * K);  // w as [G * N][K]
+  for (size_t i = 0; i < T * K; ++i) x[i] = e4m3_decode(p.x[i]);
+  for (size_t i = 0; i < G * N * K; ++i) {
+    const uint8_t byte = p.w[i / 2];
+    w[i] = static_cast<double>(e2m1_decode((i & 1) ? byte >> 4 : byte & 0xF)) *
+           e4m3_decode(p.w_scales[i / 16]);
+  }
   ExactOutputs r;
   r.y.resize(T * N);
   r.bound.resize(T * N);
-  for (int g = 0; g < p.G; ++g) {
-    const size_t w0 = static_cast<size_t>(g) * N;
+  for (size_t g = 0; g < G; ++g) {
     for (size_t t = p.group_offsets[g]; t < static_cast<size_t>(p.group_offsets[g + 1]); ++t) {
       const double scale = static_cast<double>(p.x_scales[t]) * p.w_global[g];
       for (size_t n = 0; n < N; ++n) {
+        const double* wr = w.data() + (g * N + n) * K;
+        const double* xr = x.data() + t * K;
         double s = 0, s_abs = 0;
         for (size_t k = 0; k < K; ++k) {
-          const uint8_t byte = p.w[(w0 + n) * K / 2 + k / 2];
-          const double prod = static_cast<double>(e4m3_decode(p.x[t * K + k])) *
-                              e2m1_decode((k & 1) ? byte >> 4 : byte & 0xF) *
-                              e4m3_decode(p.w_scales[(w0 + n) * K / 16 + k / 16]);
+          const double prod = xr[k] * wr[k];
           s += prod;
           s_abs += std::fabs(prod);
         }
