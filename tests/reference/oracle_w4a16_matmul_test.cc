@@ -47,6 +47,18 @@ OwnedW4a16Problem ConstantProblem(int M, int N, int K, int group_size,
   return r;
 }
 
+// The oracles convert FP16 with CUDA's __half2float (on the host here); the double
+// reference decodes the bit fields itself. They agree on every finite half.
+TEST(OracleW4a16Cpu, HalfConversionMatchesBitFieldsEverywhere) {
+  for (uint32_t bits = 0; bits < 0x10000; ++bits) {
+    if (((bits >> 10) & 0x1F) == 0x1F) continue;  // infinities and NaNs
+    const float got = __half2float(HalfFromBits(static_cast<uint16_t>(bits)));
+    const double want = testing::HalfBitsToDouble(static_cast<uint16_t>(bits));
+    ASSERT_EQ(static_cast<double>(got), want) << std::hex << "bits 0x" << bits;
+    ASSERT_EQ(std::signbit(got), (bits & 0x8000) != 0) << std::hex << "bits 0x" << bits;
+  }
+}
+
 TEST(OracleW4a16Cpu, HandWorkedOneGroup) {
   // K = 32, one group. x = 0.5 everywhere (half 0x3800).
   // w row 0: bytes 0x21 -> even k code 1 (0.5), odd k code 2 (1.0); scale 2.0 (0x4000):
