@@ -20,8 +20,16 @@ inline std::string binary_dir() {
 inline std::string run_challenge_bin() {
   return binary_dir() + "/run_challenge";
 }
+/// The flagship challenge's folder (the tests that exercise its cases use it).
 inline std::string challenge_dir() {
   return source_dir() + "/challenges/nvfp4_matmul";
+}
+/// The test-only challenge with two outputs, a tie mask and a GB/s metric.
+inline std::string toy_challenge_dir() {
+  return source_dir() + "/tests/challenges/toy_quantize";
+}
+inline std::string worker_bin() {
+  return binary_dir() + "/fp4arena_worker";
 }
 
 struct CliResult {

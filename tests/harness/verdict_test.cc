@@ -1,0 +1,114 @@
+#include "harness/verdict.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace fp4arena {
+namespace {
+
+TEST(Verdict, NamesRoundTrip) {
+  for (Verdict v : {Verdict::kPassed, Verdict::kWrongAnswer, Verdict::kOutOfBoundsWrite,
+                    Verdict::kInputModified, Verdict::kTimingEscape, Verdict::kThreadEscape,
+                    Verdict::kTimingMismatch, Verdict::kCrashed, Verdict::kCudaError,
+                    Verdict::kTimeout, Verdict::kEarlyExit, Verdict::kNotRun}) {
+    Verdict back;
+    ASSERT_TRUE(parse_verdict(verdict_name(v), &back)) << verdict_name(v);
+    EXPECT_EQ(back, v);
+  }
+  Verdict v;
+  EXPECT_FALSE(parse_verdict("passed ", &v));
+  EXPECT_TRUE(is_runtime_failure(Verdict::kTimeout));
+  EXPECT_FALSE(is_runtime_failure(Verdict::kWrongAnswer));
+}
+
+CallFacts everything_wrong() {
+  CallFacts f;
+  f.canary_broken = "past the end of 'c' (8 bytes)";
+  f.input_changed = "'a' (first changed byte at 0 of 8)";
+  f.threads_before = 1;
+  f.threads_after = 3;
+  f.event_ms = 1;
+  f.busy_after_us = 5000;
+  f.outputs_checked = true;
+  f.outputs_ok = false;
+  f.outputs_summary = "'c': 1 of 4 elements outside ...";
+  return f;
+}
+
+// Each check wins over every later one: remove the winner and the next one shows.
+TEST(Verdict, OrderOfChecks) {
+  CallFacts f = everything_wrong();
+  f.end = CallEnd::kCrashed;
+  f.end_detail = "killed by signal 11";
+  EXPECT_EQ(decide_verdict(f).verdict, Verdict::kCrashed);
+  f.end = CallEnd::kOk;
+  EXPECT_EQ(decide_verdict(f).verdict, Verdict::kOutOfBoundsWrite);
+  f.canary_broken.clear();
+  EXPECT_EQ(decide_verdict(f).verdict, Verdict::kInputModified);
+  f.input_changed.clear();
+  EXPECT_EQ(decide_verdict(f).verdict, Verdict::kThreadEscape);
+  f.threads_after = 1;
+  EXPECT_EQ(decide_verdict(f).verdict, Verdict::kTimingEscape);
+  f.busy_after_us = 10;
+  Decision d = decide_verdict(f);
+  EXPECT_EQ(d.verdict, Verdict::kWrongAnswer);
+  EXPECT_EQ(d.reason, f.outputs_summary);
+  f.outputs_ok = true;
+  EXPECT_EQ(decide_verdict(f).verdict, Verdict::kPassed);
+}
+
+TEST(Verdict, EscapeThresholdIsMaxOf50UsAnd5Percent) {
+  CallFacts f;
+  f.event_ms = 10;  // 5% = 500 us
+  f.busy_after_us = 499;
+  EXPECT_EQ(decide_verdict(f).verdict, Verdict::kPassed);
+  f.busy_after_us = 501;
+  EXPECT_EQ(decide_verdict(f).verdict, Verdict::kTimingEscape);
+  f.event_ms = 0.1;  // 5% = 5 us < 50 us
+  f.busy_after_us = 49;
+  EXPECT_EQ(decide_verdict(f).verdict, Verdict::kPassed);
+  f.under_tool = true;  // sanitizers and profilers make both checks meaningless
+  f.busy_after_us = 1e6;
+  f.threads_after = 5;
+  EXPECT_EQ(decide_verdict(f).verdict, Verdict::kPassed);
+}
+
+TEST(Verdict, RuntimeEndsNameTheCause) {
+  CallFacts f;
+  f.end = CallEnd::kTimeout;
+  f.end_detail = "no answer within 3 s";
+  EXPECT_EQ(decide_verdict(f).reason, "solve() gave no answer within 3 s");
+  f.end = CallEnd::kEarlyExit;
+  f.end_detail = "exited with status 0";
+  EXPECT_EQ(decide_verdict(f).verdict, Verdict::kEarlyExit);
+  f.end = CallEnd::kWorkerError;
+  f.end_detail = "malformed reply";
+  EXPECT_EQ(decide_verdict(f).verdict, Verdict::kCrashed);
+}
+
+TEST(Score, GeometricMeanWhenEverythingPassed) {
+  Score s = compute_score({100, 400}, 10, 10, 1000, "fp16_dense", "TF/s");
+  ASSERT_TRUE(s.valid) << s.reason;
+  EXPECT_DOUBLE_EQ(*s.geomean, 200);
+}
+
+TEST(Score, InvalidWhenACaseFailedOrOverTheLimit) {
+  Score s = compute_score({100, 400}, 10, 9, 1000, "fp16_dense", "TF/s");
+  EXPECT_FALSE(s.valid);
+  EXPECT_FALSE(s.geomean.has_value());
+  EXPECT_EQ(s.reason, "1 of 10 cases failed");
+  s = compute_score({100, 1200}, 10, 10, 1000, "fp16_dense", "TF/s");
+  EXPECT_FALSE(s.valid);
+  ASSERT_TRUE(s.geomean.has_value());
+  EXPECT_NE(s.reason.find("over_limit"), std::string::npos);
+  s = compute_score({100, 1200}, 10, 10, 0, "fp16_dense", "TF/s");  // no limit known
+  EXPECT_TRUE(s.valid);
+  s = compute_score({}, 3, 3, 1000, "fp16_dense", "TF/s");
+  EXPECT_EQ(s.reason, "no benchmark case was run");
+  s = compute_score({NAN}, 3, 3, 1000, "fp16_dense", "TF/s");
+  EXPECT_FALSE(s.valid);
+}
+
+}  // namespace
+}  // namespace fp4arena
