@@ -1,0 +1,182 @@
+// Trusted reference quantizers for the nvfp4_quantize and mxfp4_quantize challenges, with
+// the tie information the judge needs to compare codes exactly yet fairly.
+//
+// Layout (both formats; the nvfp4_matmul challenge's and CUTLASS's):
+//   packed: uint8 [rows][cols/2]; element (r, 2j) is the LOW nibble of byte j, (r, 2j+1) the
+//           HIGH nibble; E2M1 codes (reference/fp4_codecs.h).
+//   scales: uint8 [rows][cols/block], row-major: E4M3 bits (NVFP4, block 16) or E8M0 bits
+//           (MXFP4, block 32).
+//
+// ---- Why ties --------------------------------------------------------------------------
+// Each code is the rounding of an FP32 value v computed by a pinned formula (documented per
+// function below, operation by operation). Another correct kernel may evaluate the same
+// formula in another order (x*gs/s, x*(gs/s), x*(1/s)*gs, a fused multiply...), so its v'
+// differs from v by a few roundings; where v lies that close to a rounding boundary the
+// kernel may legitimately land on the neighbouring code. The reference therefore marks such
+// places as near-ties and names the one other acceptable code.
+//
+// ---- The tie rule ----------------------------------------------------------------------
+// Let b be the rounding boundary nearest to |v| (the midpoint between two neighbouring codes
+// of the target format; E2M1 boundaries are 0.25 0.75 1.25 1.75 2.5 3.5 5, E4M3 boundaries
+// the midpoints of neighbouring finite magnitudes; saturation adds no boundary).
+//   * |v| == b exactly: NOT a tie. Round-half-to-even decides, and every evaluation order
+//     sees the exact midpoint when the scales are powers of two (test inputs rely on this).
+//   * 0 < ||v| - b| <= kTieRelBound * b: a near-tie; the alternative is the code on the other
+//     side of b (same sign).
+// Bound: kTieRelBound = 2^-20 (8 to 16 FP32 ulps of b). Derivation: every pinned v is a
+// product/quotient chain of exactly representable inputs (x is BF16, amax and the constants
+// are exact) with at most 5 FP32 roundings (rule 1: 1536/amax, 1/gs, ds*S, 1/(ds*S), x*r),
+// so |v - v_exact| <= ((1+u)^5 - 1)|v| ~ 5u|v| with u = 2^-24. Another order of the same
+// operations, including a global scale that is itself off by the 1 ulp the judge tolerates,
+// takes at most 6 roundings plus that ulp (2u): ~8u. The two differ by at most ~13u < 16u =
+// 2^-20 relative, so a kernel's code can differ from the reference's only where the
+// reference marks a tie. Away from boundaries nothing is tolerated, and ties are rare: a
+// value must fall within 2^-20 relative of one of a handful of boundaries (measured well
+// under 1% on random tensors in tests/reference/fp4_quantize_test.cc).
+//
+// A scale near-tie changes every element of its block, and for rule 1 the 4-vs-6 choice can
+// itself be a near-tie. The reference handles both by enumerating, per block, every
+// plausible *variant* (each plausible scale code, each plausible candidate), quantizing the
+// block's elements under each with the pinned formula (element near-ties included), and
+// folding the variants into the per-position pairs below: scales/scales_alt hold the (at most
+// two) plausible scale codes, packed/packed_alt the (at most two) plausible codes of each
+// element. Where folding would need a third code at some position (a near-tie stacked on a
+// near-tie: never seen in the tests, probability ~2^-40 per block on natural data) the block
+// is counted in `unresolved_ties`; a challenge's generator should assert it is 0 for its
+// seeds (a nonzero count means the judge could reject a correct kernel at that block).
+//
+// ---- What the judge accepts (compare_exact_or_tie implements it) -----------------------
+// For block k: the submitted scale code must equal scales[k] or scales_alt[k] (the two are
+// equal unless scale_tie[k]). For element i: the submitted code must equal packed's nibble i
+// or packed_alt's nibble i (equal unless element_tie[i]). The element test does not depend
+// on which of the two scales the kernel chose: inside a tie block that loosens the check a
+// little, everywhere else it is exact. The NVFP4 global scale must be within 1 FP32 ulp.
+// Codes are compared as codes, so +0 (code 0) and -0 (code 8) differ: a negative value that
+// rounds to zero must give code 8, as e2m1_encode_rne does.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace fp4arena {
+
+/// Relative distance to a rounding boundary within which a value counts as a near-tie.
+inline constexpr float kTieRelBound = 0x1p-20f;
+
+/// NVFP4 scale rules of nvfp4_quantize_ref.
+inline constexpr int kNvfp4RuleStatic6 = 0;     ///< the standard recipe: block amax maps to 6
+inline constexpr int kNvfp4RuleFourOverSix = 1;  ///< fouroversix, MSE choice of 4 or 6
+
+/// One quantized tensor plus its tie information (see the file comment for the tie rule and
+/// what the judge accepts).
+struct QuantizedFp4 {
+  int rows = 0;
+  int cols = 0;                 ///< a multiple of `block`
+  int block = 0;                ///< 16 (NVFP4) or 32 (MXFP4)
+  std::vector<uint8_t> packed;  ///< rows*cols/2; low nibble = even element
+  std::vector<uint8_t> scales;  ///< rows*cols/block: E4M3 (NVFP4) or E8M0 (MXFP4) codes
+  /// NVFP4: the encode scale gs, x ~= e2m1 * e4m3 / gs. MXFP4: 1.
+  float global_scale = 1.0f;
+
+  /// Same layout as `packed`: the other acceptable code per nibble (== packed's where none).
+  std::vector<uint8_t> packed_alt;
+  /// Same layout as `scales`: the other acceptable scale code (== scales' where none).
+  std::vector<uint8_t> scales_alt;
+  /// rows*cols, one per element: 1 where packed_alt's nibble differs from packed's.
+  std::vector<uint8_t> element_tie;
+  /// One per scale: 1 where scales_alt differs from scales.
+  std::vector<uint8_t> scale_tie;
+  /// Rule 1 only (empty otherwise), one per block: 1 where the block kept the candidate whose
+  /// amax maps to 4.
+  std::vector<uint8_t> chose_four;
+  /// Blocks whose plausible variants needed a third code at some position (see file comment).
+  int unresolved_ties = 0;
+};
+
+/// NVFP4 reference quantizer. `x` is row-major rows x cols, finite, BF16-representable values
+/// held in floats; cols a positive multiple of 16. With u the FP32 rounding, amax = max |x|:
+///
+/// rule 0 (kNvfp4RuleStatic6, the standard recipe; codes identical to nvfp4_quantize):
+///   gs = 2688.0f / amax                       (1 when amax is 0; 2688 = 448 * 6)
+///   s  = (bmax / 6.0f) * gs                   bmax = max |x| over the block
+///   scale code = e4m3_encode_rne(s), S = e4m3_decode(scale code)
+///   v  = (x * gs) / S;  code = e2m1_encode_rne(v), or code 0 where S == 0
+///
+/// rule 1 (kNvfp4RuleFourOverSix), after fouroversix's PyTorch reference
+/// (github.com/mit-han-lab/fouroversix, src/fouroversix/quantize/pytorch/reference.py,
+/// quantize_to_nvfp4 / compute_nv_scale_factors and select_fouroversix with ScaleRule.mse and
+/// RoundStyle.nearest; constants E2M1_MAX_VALUE = 6, E4M3_MAX_FOUROVERSIX = 256, scale
+/// expansion factor 1.5 for the 4 candidate):
+///   gs  = 1536.0f / amax                      (1536 = 6 * 256; the returned global_scale)
+///   ds  = 1.0f / gs                           (fouroversix's decode_scale)
+///   s6  = (bmax / 6.0f) * gs;  s4 = s6 * 1.5f
+///   per candidate c in {6, 4}: S = e4m3_decode(e4m3_encode_rne(s_c)); where S == 0 every
+///     code is 0, else r = 1.0f / (ds * S), v = x * r, code = e2m1_encode_rne(v)
+///   deq_i = ((e2m1(code_i) * S) * amax) / 1536.0f
+///   err_c = sum over i = 0..15 in order of (deq_i - x_i) * (deq_i - x_i), FP32, from 0
+///   keep 4 iff err_4 < err_6 (6 on an exact tie).
+///   Deviation: fouroversix's fake quantizer does not saturate (a scaled value of 7 or more,
+///   possible when a block's scale is an E4M3 subnormal far below its unrounded value, becomes
+///   8 and then an invalid bit pattern); this reference saturates at 6 everywhere, in the codes
+///   and in err_c, as the hardware conversion (cvt.rn.satfinite) does.
+///
+/// Tie bound of the 4-vs-6 choice (rule 1): with d_i = deq_i - x_i, E_c = err_c and
+/// X_c = sum |x_i| |d_i|, the choice is a near-tie when the two candidates' dequantized
+/// products e2m1*S differ somewhere and |err_4 - err_6| <= 2^-17 (X_4 + X_6 + E_4 + E_6).
+/// Derivation: a different order moves each deq_i by <= ~5u |x_i| and each d_i by
+/// <= 5u|x_i| + 7u|d_i|, each squared term by <= 10u|x_i||d_i| + 16u d_i^2, a sum of 16 terms in
+/// any order by <= 15u E more; a near-tied element flipping to its alternative code moves its
+/// squared error by <= 2^-18 |x_i||d_i|. Both candidates and both implementations together stay
+/// below 2^-17 = 128u times the sum above. When the products are identical the two errors are
+/// computed from identical numbers, so they are equal in every order and 6 is kept: no tie.
+///
+/// Non-finite inputs and nonzero amax below 2688/FLT_MAX (rule 0) or 1536/FLT_MAX (rule 1),
+/// where gs overflows, are outside the contract (memory-safe, values unspecified). Returns an
+/// empty tensor (rows = 0) when rows <= 0, cols is not a positive multiple of 16, or rule is
+/// neither 0 nor 1.
+QuantizedFp4 nvfp4_quantize_ref(const float* x, int rows, int cols, int rule);
+
+/// MXFP4 reference quantizer (OCP MX v1.0 element and scale formats, fouroversix's scale
+/// choice). `x` as above; cols a positive multiple of 32. Per block of 32 along a row:
+///   scale code = e8m0_encode_round_up(bmax / 6.0f)   (smallest 2^k >= bmax/6: the block amax
+///                fits 6 and no element saturates; fouroversix, quantize_to_mxfp4)
+///   v = x / e8m0_decode(scale code);  code = e2m1_encode_rne(v)
+///   an all-zero block gets scale code 0 and codes 0 (fouroversix's newer reference guards
+///   the 0/0 there; e8m0_decode(0) = 2^-127 dequantizes the zeros to 0 anyway).
+/// The OCP spec's own suggested conversion (section 6.3) floors instead,
+/// 2^(floor(log2 bmax) - 2), and clamps elements above 6 to 6; it gives a smaller scale (by
+/// half) for blocks whose bmax mantissa exceeds 1.5 and is NOT what this function computes.
+/// global_scale is 1. No ties are ever marked: dividing by a power of two is exact, so every
+/// evaluation order gets the same v, and for BF16 inputs bmax/6 rounds to FP32 without
+/// crossing a power of two, so every implementation of "smallest 2^k >= bmax/6" agrees.
+/// Returns an empty tensor when rows <= 0 or cols is not a positive multiple of 32.
+QuantizedFp4 mxfp4_quantize_ref(const float* x, int rows, int cols);
+
+/// Dequantizes MXFP4 codes to floats (row-major rows x cols): e2m1(code) * e8m0(scale).
+/// (The NVFP4 counterpart is nvfp4_dequantize in reference/nvfp4.h.)
+std::vector<float> mxfp4_dequantize(const uint8_t* packed, const uint8_t* scales, int rows,
+                                    int cols);
+
+/// Dequantizes a reference tensor back to the input's scale: e2m1 * scale / global_scale.
+std::vector<float> fp4_dequantize(const QuantizedFp4& q);
+
+/// What compare_exact_or_tie found.
+struct Fp4Comparison {
+  size_t scale_mismatches = 0;    ///< scale codes matching neither scales nor scales_alt
+  size_t element_mismatches = 0;  ///< element codes matching neither packed nor packed_alt
+  size_t scale_alternatives = 0;  ///< tie positions where the submission took the alternative
+  size_t element_alternatives = 0;
+  bool global_scale_ok = true;  ///< within 1 FP32 ulp (same sign, finite)
+  std::string first_mismatch;   ///< e.g. "element (3, 17): code 5, want 4 (or 4)"; empty if none
+  bool ok() const { return scale_mismatches == 0 && element_mismatches == 0 && global_scale_ok; }
+};
+
+/// The judge's exact-or-tie comparison of a submission against the reference (see the file
+/// comment): `packed` and `scales` in the reference's layout, `global_scale` the submitted
+/// NVFP4 global scale (pass 1 for MXFP4).
+Fp4Comparison compare_exact_or_tie(const QuantizedFp4& ref, const uint8_t* packed,
+                                   const uint8_t* scales, float global_scale);
+
+}  // namespace fp4arena
