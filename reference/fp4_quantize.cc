@@ -97,9 +97,9 @@ Variant QuantizeBlock(const float* x, int n, uint8_t scale_code, ElementFormula 
 
 // Folds a block's plausible variants (variants[0] is the reference's own answer) into `q`.
 void Fold(const std::vector<Variant>& variants, int n, size_t blk, QuantizedFp4* q) {
-  bool unresolved = false;
   const uint8_t s0 = variants[0].scale;
   uint8_t s_alt = s0;
+  bool unresolved = false;
   for (const Variant& v : variants) {
     if (v.scale == s0 || v.scale == s_alt) continue;
     if (s_alt == s0) {
@@ -111,28 +111,26 @@ void Fold(const std::vector<Variant>& variants, int n, size_t blk, QuantizedFp4*
   q->scales[blk] = s0;
   q->scales_alt[blk] = s_alt;
   q->scale_tie[blk] = s_alt != s0;
+  if (unresolved) ++q->unresolved_ties;
   for (int i = 0; i < n; ++i) {
-    const uint8_t c0 = variants[0].elem[i].code;
-    uint8_t alt = c0;
+    const Rounded own = variants[0].elem[i];
+    uint16_t accept = 0;
     for (const Variant& v : variants) {
-      for (uint8_t c : {v.elem[i].code, v.elem[i].alt}) {
-        if (c == c0 || c == alt) continue;
-        if (alt == c0) {
-          alt = c;
-        } else {
-          unresolved = true;
-        }
-      }
+      accept = static_cast<uint16_t>(accept | (1u << v.elem[i].code) | (1u << v.elem[i].alt));
+    }
+    // The other code to name: the element's own near-tie neighbour first, else the lowest
+    // other code some variant produced.
+    uint8_t alt = own.alt;
+    for (int c = 0; alt == own.code && c < 16; ++c) {
+      if (c != own.code && ((accept >> c) & 1)) alt = static_cast<uint8_t>(c);
     }
     const size_t e = blk * n + i;
-    uint8_t& byte = q->packed[e / 2];
-    uint8_t& byte_alt = q->packed_alt[e / 2];
     const int shift = (e & 1) ? 4 : 0;
-    byte = static_cast<uint8_t>(byte | (c0 << shift));
-    byte_alt = static_cast<uint8_t>(byte_alt | (alt << shift));
-    q->element_tie[e] = alt != c0;
+    q->packed[e / 2] = static_cast<uint8_t>(q->packed[e / 2] | (own.code << shift));
+    q->packed_alt[e / 2] = static_cast<uint8_t>(q->packed_alt[e / 2] | (alt << shift));
+    q->element_tie[e] = alt != own.code;
+    q->element_accept[e] = accept;
   }
-  if (unresolved) ++q->unresolved_ties;
 }
 
 QuantizedFp4 Allocate(int rows, int cols, int block) {
@@ -144,6 +142,7 @@ QuantizedFp4 Allocate(int rows, int cols, int block) {
   q.packed.assign(count / 2, 0);
   q.packed_alt.assign(count / 2, 0);
   q.element_tie.assign(count, 0);
+  q.element_accept.assign(count, 1);  // code 0, until a block is quantized
   q.scales.assign(count / block, 0);
   q.scales_alt.assign(count / block, 0);
   q.scale_tie.assign(count / block, 0);
@@ -177,15 +176,6 @@ CandidateError FourOverSixError(const float* x, int n, const Variant& var, float
   return ce;
 }
 
-bool SameProducts(const Variant& a, const Variant& b, int n) {
-  const float sa = e4m3_decode(a.scale), sb = e4m3_decode(b.scale);
-  for (int i = 0; i < n; ++i) {
-    // Exact: an E2M1 value times an E4M3 value has at most 6 significant bits.
-    if (e2m1_decode(a.elem[i].code) * sa != e2m1_decode(b.elem[i].code) * sb) return false;
-  }
-  return true;
-}
-
 void Rule0Block(const float* xb, float gs, size_t blk, QuantizedFp4* q) {
   const float bmax = AbsMax(xb, 16);
   const Rounded sc = E4m3Round(bmax / 6.0f * gs);
@@ -216,7 +206,10 @@ void Rule1Block(const float* xb, float amax, float gs, float ds, size_t blk, Qua
       const CandidateError e4 = FourOverSixError(xb, 16, v4, amax);
       const bool four = e4.err < e6.err;
       const double bound = 0x1p-17 * (e6.x_abs + e4.x_abs + e6.e + e4.e);
-      const bool tie = !SameProducts(v6, v4, 16) &&
+      // Also when the two candidates dequantize to identical products e2m1*S (err_4 == err_6
+      // here): an order that forms S/gs or S*amax first rounds them differently. And when
+      // e2m1*S*amax overflowed (amax > FLT_MAX/1536): other orders stay finite.
+      const bool tie = !std::isfinite(e4.err) || !std::isfinite(e6.err) ||
                        std::fabs(static_cast<double>(e4.err) - e6.err) <= bound;
       if (first) q->chose_four[blk] = four;
       first = false;
@@ -271,6 +264,8 @@ QuantizedFp4 mxfp4_quantize_ref(const float* x, int rows, int cols) {
       }
       q.packed[blk * 16 + i / 2] = q.packed_alt[blk * 16 + i / 2] =
           static_cast<uint8_t>(lo | (hi << 4));
+      q.element_accept[blk * 32 + i] = static_cast<uint16_t>(1u << lo);
+      q.element_accept[blk * 32 + i + 1] = static_cast<uint16_t>(1u << hi);
     }
   }
   return q;
@@ -342,7 +337,7 @@ Fp4Comparison compare_exact_or_tie(const QuantizedFp4& ref, const uint8_t* packe
     const uint8_t want = (ref.packed[i / 2] >> shift) & 0xF;
     const uint8_t alt = (ref.packed_alt[i / 2] >> shift) & 0xF;
     if (got == want) continue;
-    if (got == alt) {
+    if ((ref.element_accept[i] >> got) & 1) {
       ++c.element_alternatives;
       continue;
     }

@@ -58,20 +58,35 @@ float AbsMax(const float* x, size_t n) {
 
 // ---- Second implementations: the same rules, evaluated in other orders -----------------
 
-// Rule 0 in fouroversix's own order (compute_nv_scale_factors with static_6):
-// s = bmax * (gs / 6), v = x * (1 / ((1 / gs) * S)).
-Codes Rule0OtherOrder(const std::vector<float>& x, int rows, int cols) {
+// Rule 0 in other orders:
+//   order 0, fouroversix's own (compute_nv_scale_factors with static_6):
+//            s = bmax * (gs / 6), v = x * (1 / ((1 / gs) * S));
+//   order 1: s = (bmax * gs) / 6, v = x * (gs / S);
+//   order 2: s = bmax * (gs * (1 / 6)), v = (x / S) * gs;
+//   order 3: the pinned order with a global scale one ulp above the reference's (the judge
+//            accepts that global scale).
+Codes Rule0OtherOrder(const std::vector<float>& x, int rows, int cols, int order) {
   Codes c = Allocate(rows, cols, 16);
   const float amax = AbsMax(x.data(), x.size());
-  const float gs = amax > 0.0f ? 2688.0f / amax : 1.0f;
+  float gs = amax > 0.0f ? 2688.0f / amax : 1.0f;
+  if (order == 3) gs = std::nextafter(gs, 1e30f);
   const float ds = 1.0f / gs;
   c.global_scale = gs;
   for (size_t blk = 0; blk < c.scales.size(); ++blk) {
     const float* xb = x.data() + blk * 16;
-    c.scales[blk] = e4m3_encode_rne(AbsMax(xb, 16) * (gs / 6.0f));
+    const float bmax = AbsMax(xb, 16);
+    const float sv = order == 0   ? bmax * (gs / 6.0f)
+                     : order == 1 ? bmax * gs / 6.0f
+                     : order == 2 ? bmax * (gs * (1.0f / 6.0f))
+                                  : bmax / 6.0f * gs;
+    c.scales[blk] = e4m3_encode_rne(sv);
     const float s = e4m3_decode(c.scales[blk]);
     for (int i = 0; i < 16; ++i) {
-      SetNib(&c.packed, blk * 16 + i, s == 0.0f ? 0 : e2m1_encode_rne(xb[i] * (1.0f / (ds * s))));
+      const float v = order == 0   ? xb[i] * (1.0f / (ds * s))
+                      : order == 1 ? xb[i] * (gs / s)
+                      : order == 2 ? xb[i] / s * gs
+                                   : xb[i] * gs / s;
+      SetNib(&c.packed, blk * 16 + i, s == 0.0f ? 0 : e2m1_encode_rne(v));
     }
   }
   return c;
@@ -82,30 +97,43 @@ float PairwiseSum(const float* t, int n) {
   return PairwiseSum(t, n / 2) + PairwiseSum(t + n / 2, n - n / 2);
 }
 
-// Rule 1 in another order: s6 = (bmax * gs) / 6, s4 = (bmax * gs) / 4, v = (x * gs) / S,
-// deq = (q * S) / gs, errors summed as a tree.
-Codes Rule1OtherOrder(const std::vector<float>& x, int rows, int cols) {
+// Rule 1 in other orders:
+//   order 0: s6 = (bmax * gs) / 6, s4 = (bmax * gs) / 4, v = (x * gs) / S, deq = (q * S) / gs,
+//            errors summed as a tree;
+//   order 1: the global scale one ulp below the reference's, s6 = bmax * (gs / 6),
+//            s4 = bmax * (gs / 4), v = x * (gs / S), deq = q * (S / gs), errors summed
+//            backwards.
+Codes Rule1OtherOrder(const std::vector<float>& x, int rows, int cols, int order) {
   Codes c = Allocate(rows, cols, 16);
   const float amax = AbsMax(x.data(), x.size());
   if (amax == 0.0f) return c;
-  const float gs = 1536.0f / amax;
+  float gs = 1536.0f / amax;
+  if (order == 1) gs = std::nextafter(gs, 0.0f);
   c.global_scale = gs;
   for (size_t blk = 0; blk < c.scales.size(); ++blk) {
     const float* xb = x.data() + blk * 16;
-    const float bg = AbsMax(xb, 16) * gs;
+    const float bmax = AbsMax(xb, 16);
     uint8_t best_scale = 0, best_codes[16] = {};
     float best_err = 0.0f;
     for (float max_value : {6.0f, 4.0f}) {
-      const uint8_t sc = e4m3_encode_rne(bg / max_value);
+      const float sv = order == 0 ? bmax * gs / max_value : bmax * (gs / max_value);
+      const uint8_t sc = e4m3_encode_rne(sv);
       const float s = e4m3_decode(sc);
       uint8_t codes[16];
       float sq[16];
       for (int i = 0; i < 16; ++i) {
-        codes[i] = s == 0.0f ? 0 : e2m1_encode_rne(xb[i] * gs / s);
-        const float d = e2m1_decode(codes[i]) * s / gs - xb[i];
+        const float v = order == 0 ? xb[i] * gs / s : xb[i] * (gs / s);
+        codes[i] = s == 0.0f ? 0 : e2m1_encode_rne(v);
+        const float q = e2m1_decode(codes[i]);
+        const float d = (order == 0 ? q * s / gs : q * (s / gs)) - xb[i];
         sq[i] = d * d;
       }
-      const float err = PairwiseSum(sq, 16);
+      float err = 0.0f;
+      if (order == 0) {
+        err = PairwiseSum(sq, 16);
+      } else {
+        for (int i = 15; i >= 0; --i) err += sq[i];
+      }
       if (max_value == 6.0f || err < best_err) {
         best_err = err;
         best_scale = sc;
@@ -411,10 +439,16 @@ TEST(Fp4QuantizeRule0, OneHugeOutlier) {
     EXPECT_EQ(q.scales[100 / 16], rule == 0 ? 0x7E : 0x78);  // 448, or 256 for rule 1
     EXPECT_EQ(Nib(q.packed, 100), 7);
     if (rule == 1) {
-      // 6 * 256 == 4 * 384: both candidates dequantize identically, so 6 is kept, no tie.
+      // 6 * 256 == 4 * 384: both candidates dequantize identically (and e2m1 * S * amax
+      // overflows to inf in both errors); 6 is kept, and 4 (code 6 under scale 384, 0x7C) is
+      // accepted too (see Fp4QuantizeRule1.HandWorkedBlocks).
       EXPECT_EQ(q.chose_four[100 / 16], 0);
+      EXPECT_EQ(q.scales_alt[100 / 16], 0x7C);
+      EXPECT_EQ(q.element_accept[100], (1 << 7) | (1 << 6));
+      EXPECT_EQ(Count(q.scale_tie), 1u);
+    } else {
+      EXPECT_EQ(Count(q.element_tie) + Count(q.scale_tie), 0u);
     }
-    EXPECT_EQ(Count(q.element_tie) + Count(q.scale_tie), 0u);
   }
 }
 
@@ -429,7 +463,8 @@ TEST(Fp4QuantizeRule1, HandWorkedBlocks) {
   //   err4 = 0.25: keep 4, codes 6 5 2.
   // Block 1 [6, 1]: 1 -> v6 1 (err 0) | v4 0.667 -> 0.5 (deq 0.75, err 0.0625): keep 6.
   // Block 2 [6, 3]: 6 * 256 == 4 * 384 and 3 * 256 == 2 * 384: identical dequantizations,
-  //   err4 == err6 == 0 in every order, keep 6 and no tie.
+  //   err4 == err6 == 0 here, keep 6; but q * (S / gs) rounds 256/gs and 384/gs differently
+  //   in general, so the choice is a tie: scale 0x78 or 0x7C, codes 7|6 and 5|4.
   std::vector<float> x(48, 0.0f);
   x[0] = 6.0f, x[1] = 5.0f, x[2] = 1.5f;
   x[16] = 6.0f, x[17] = 1.0f;
@@ -451,7 +486,13 @@ TEST(Fp4QuantizeRule1, HandWorkedBlocks) {
   EXPECT_EQ(Nib(q.packed, 17), 2);
   EXPECT_EQ(Nib(q.packed, 32), 7);
   EXPECT_EQ(Nib(q.packed, 33), 5);
-  EXPECT_EQ(Count(q.element_tie) + Count(q.scale_tie), 0u);
+  EXPECT_EQ(q.scale_tie[0] + q.scale_tie[1], 0);
+  EXPECT_EQ(q.scale_tie[2], 1);
+  EXPECT_EQ(q.scales_alt[2], 0x7C);
+  EXPECT_EQ(q.element_accept[32], (1 << 7) | (1 << 6));
+  EXPECT_EQ(q.element_accept[33], (1 << 5) | (1 << 4));
+  EXPECT_EQ(q.element_accept[34], 1 << 0);
+  EXPECT_EQ(Count(q.element_tie), 2u);
   EXPECT_EQ(q.unresolved_ties, 0);
   const std::vector<float> d = fp4_dequantize(q);
   EXPECT_EQ(d[0], 6.0f);
@@ -472,8 +513,7 @@ TEST(Fp4QuantizeRule1, SaturatesAndPicksFourOnASubnormalScale) {
   EXPECT_EQ(q.chose_four[1], 1);
   EXPECT_EQ(q.scales[1], 0x02);
   EXPECT_EQ(Nib(q.packed, 16), 6);
-  // And the 6 candidate alone saturates: rule 0 at the same gs would show it, here we check
-  // the pinned v6 directly.
+  // The 6 candidate's pinned v6 = x * (1 / ((1/256) * 2^-9)) = 8.5 saturates to code 7.
   EXPECT_EQ(e2m1_encode_rne(x[16] * (1.0f / ((1.0f / 256.0f) * std::ldexp(1.0f, -9)))), 7);
   EXPECT_EQ(q.unresolved_ties, 0);
 }
@@ -488,14 +528,18 @@ void CheckOtherOrders(const std::vector<float>& x, int rows, int cols, int rule,
                       TieStats* stats) {
   const QuantizedFp4 q = nvfp4_quantize_ref(x.data(), rows, cols, rule);
   ASSERT_EQ(q.unresolved_ties, 0);
-  const Codes others[] = {rule == 0 ? Rule0OtherOrder(x, rows, cols)
-                                    : Rule1OtherOrder(x, rows, cols),
-                          NvExact(x, rows, cols, rule)};
-  int which = 0;
-  for (const Codes& c : others) {
+  std::vector<Codes> others;
+  if (rule == 0) {
+    for (int order = 0; order < 4; ++order) others.push_back(Rule0OtherOrder(x, rows, cols, order));
+  } else {
+    for (int order = 0; order < 2; ++order) others.push_back(Rule1OtherOrder(x, rows, cols, order));
+  }
+  others.push_back(NvExact(x, rows, cols, rule));
+  for (size_t which = 0; which < others.size(); ++which) {
+    const Codes& c = others[which];
     const Fp4Comparison cmp =
         compare_exact_or_tie(q, c.packed.data(), c.scales.data(), c.global_scale);
-    EXPECT_TRUE(cmp.ok()) << "implementation " << which++ << ": " << cmp.first_mismatch;
+    EXPECT_TRUE(cmp.ok()) << "implementation " << which << ": " << cmp.first_mismatch;
     stats->diffs += CountDiffs(q, c);
     stats->alternatives += cmp.element_alternatives + cmp.scale_alternatives;
   }
@@ -645,6 +689,24 @@ TEST(Fp4QuantizeMx, HandWorkedBlocks) {
   EXPECT_EQ(d[34], -4.0f);
   EXPECT_EQ(d[96], 12.0f);
   EXPECT_EQ(fp4_dequantize(q), d);
+}
+
+TEST(Fp4QuantizeMx, HalfAwayFromZeroFailsOnMidpoints) {
+  // MX scales are powers of two, so midpoints are exact in every order and never ties.
+  // bmax 6 -> scale 1; x = the seven E2M1 midpoints and their negatives.
+  std::vector<float> x(32, 0.0f);
+  x[0] = 6.0f;
+  const float mids[] = {0.25f, 0.75f, 1.25f, 1.75f, 2.5f, 3.5f, 5.0f};
+  for (int i = 0; i < 7; ++i) {
+    x[1 + i] = mids[i];
+    x[8 + i] = -mids[i];
+  }
+  const QuantizedFp4 q = mxfp4_quantize_ref(x.data(), 1, 32);
+  ASSERT_EQ(q.scales[0], 127);
+  std::vector<uint8_t> packed = q.packed;
+  for (int i = 0; i < 32; ++i) SetNib(&packed, i, E2m1HalfAway(x[i]));
+  const Fp4Comparison cmp = compare_exact_or_tie(q, packed.data(), q.scales.data(), 1.0f);
+  EXPECT_EQ(cmp.element_mismatches, 8u);  // 0.25, 1.25, 2.5, 5 and their negatives
 }
 
 TEST(Fp4QuantizeMx, Bf16SubnormalsAndZeros) {
