@@ -17,6 +17,10 @@ constexpr int kMaxBlock = 32;
 struct Rounded {
   uint8_t code;
   uint8_t alt;
+  // The code across an exactly hit midpoint that was NOT declared a tie because gs and S are
+  // powers of two (== code otherwise): acceptable only to a submission whose global scale is
+  // not bit-identical to the reference's, since then its v is no longer exact.
+  uint8_t mid_alt;
 };
 
 // Near-tie test of a magnitude `a` against a boundary b. An exact hit (a == b) is a tie too
@@ -27,6 +31,10 @@ bool NearBoundary(float a, float b, bool exact_hit_is_exact) {
   return std::fabs(a - b) <= kTieRelBound * b;
 }
 
+bool ExactMidpoint(float a, float b, bool exact_hit_is_exact) {
+  return a == b && exact_hit_is_exact;
+}
+
 bool IsPowerOfTwo(float s) {
   int e;
   return s > 0.0f && std::isfinite(s) && std::frexp(s, &e) == 0.5f;
@@ -35,7 +43,7 @@ bool IsPowerOfTwo(float s) {
 // `exact` as for NearBoundary.
 Rounded E2m1Round(float v, bool exact) {
   const uint8_t code = e2m1_encode_rne(v);
-  Rounded r{code, code};
+  Rounded r{code, code, code};
   if (std::isnan(v)) return r;
   const float a = std::fabs(v);
   const int mag = code & 0x7;
@@ -44,6 +52,7 @@ Rounded E2m1Round(float v, bool exact) {
     const float b = 0.5f * (e2m1_decode(static_cast<uint8_t>(mag)) +
                             e2m1_decode(static_cast<uint8_t>(nb)));  // exact
     if (NearBoundary(a, b, exact)) r.alt = static_cast<uint8_t>((code & 0x8) | nb);
+    if (ExactMidpoint(a, b, exact)) r.mid_alt = static_cast<uint8_t>((code & 0x8) | nb);
   }
   return r;
 }
@@ -53,7 +62,7 @@ Rounded E2m1Round(float v, bool exact) {
 // reciprocal, so no order-independent exact value exists.
 Rounded E4m3Round(float s) {
   const uint8_t code = e4m3_encode_rne(s);
-  Rounded r{code, code};
+  Rounded r{code, code, code};
   if (std::isnan(s) || (code & 0x80)) return r;
   for (int nb : {code - 1, code + 1}) {
     if (nb < 0 || nb > 0x7E) continue;
@@ -86,7 +95,7 @@ Variant QuantizeBlock(const float* x, int n, uint8_t scale_code, ElementFormula 
   const bool exact = IsPowerOfTwo(gs) && IsPowerOfTwo(s);
   for (int i = 0; i < n; ++i) {
     if (s == 0.0f) {
-      var.elem[i] = Rounded{0, 0};
+      var.elem[i] = Rounded{0, 0, 0};
       continue;
     }
     const float v = f == ElementFormula::kStatic6 ? x[i] * gs / s : x[i] * r;
@@ -97,26 +106,29 @@ Variant QuantizeBlock(const float* x, int n, uint8_t scale_code, ElementFormula 
 
 // Folds a block's plausible variants (variants[0] is the reference's own answer) into `q`.
 void Fold(const std::vector<Variant>& variants, int n, size_t blk, QuantizedFp4* q) {
-  const uint8_t s0 = variants[0].scale;
-  uint8_t s_alt = s0;
-  bool unresolved = false;
+  // Distinct plausible scale codes, the reference's own first. At most kMaxScaleOptions:
+  // rule 0 has 2 scale candidates, rule 1 two per 4/6 candidate.
+  uint8_t* options = q->scale_options.data() + blk * kMaxScaleOptions;
+  int count = 0;
   for (const Variant& v : variants) {
-    if (v.scale == s0 || v.scale == s_alt) continue;
-    if (s_alt == s0) {
-      s_alt = v.scale;
-    } else {
-      unresolved = true;
+    if (std::find(options, options + count, v.scale) == options + count &&
+        count < kMaxScaleOptions) {
+      options[count++] = v.scale;
     }
   }
-  q->scales[blk] = s0;
-  q->scales_alt[blk] = s_alt;
-  q->scale_tie[blk] = s_alt != s0;
-  if (unresolved) ++q->unresolved_ties;
+  std::fill(options + count, options + kMaxScaleOptions, options[0]);
+  q->scales[blk] = options[0];
+  q->scales_alt[blk] = options[count > 1 ? 1 : 0];
+  q->scale_tie[blk] = count > 1;
   for (int i = 0; i < n; ++i) {
     const Rounded own = variants[0].elem[i];
-    uint16_t accept = 0;
+    uint16_t accept = 0, up = 0, down = 0;
     for (const Variant& v : variants) {
-      accept = static_cast<uint16_t>(accept | (1u << v.elem[i].code) | (1u << v.elem[i].alt));
+      const Rounded& r = v.elem[i];
+      accept = static_cast<uint16_t>(accept | (1u << r.code) | (1u << r.alt));
+      // A larger global scale moves |v| up across the midpoint, a smaller one down.
+      if ((r.mid_alt & 7) > (r.code & 7)) up = static_cast<uint16_t>(up | (1u << r.mid_alt));
+      if ((r.mid_alt & 7) < (r.code & 7)) down = static_cast<uint16_t>(down | (1u << r.mid_alt));
     }
     // The other code to name: the element's own near-tie neighbour first, else the lowest
     // other code some variant produced.
@@ -130,6 +142,8 @@ void Fold(const std::vector<Variant>& variants, int n, size_t blk, QuantizedFp4*
     q->packed_alt[e / 2] = static_cast<uint8_t>(q->packed_alt[e / 2] | (alt << shift));
     q->element_tie[e] = alt != own.code;
     q->element_accept[e] = accept;
+    q->element_accept_gs_up[e] = static_cast<uint16_t>(accept | up);
+    q->element_accept_gs_down[e] = static_cast<uint16_t>(accept | down);
   }
 }
 
@@ -143,9 +157,12 @@ QuantizedFp4 Allocate(int rows, int cols, int block) {
   q.packed_alt.assign(count / 2, 0);
   q.element_tie.assign(count, 0);
   q.element_accept.assign(count, 1);  // code 0, until a block is quantized
+  q.element_accept_gs_up.assign(count, 1);
+  q.element_accept_gs_down.assign(count, 1);
   q.scales.assign(count / block, 0);
   q.scales_alt.assign(count / block, 0);
   q.scale_tie.assign(count / block, 0);
+  q.scale_options.assign(count / block * kMaxScaleOptions, 0);
   return q;
 }
 
@@ -255,6 +272,7 @@ QuantizedFp4 mxfp4_quantize_ref(const float* x, int rows, int cols) {
     const float* xb = x + blk * 32;
     const uint8_t sc = e8m0_encode_round_up(AbsMax(xb, 32) / 6.0f);
     q.scales[blk] = q.scales_alt[blk] = sc;
+    std::fill_n(q.scale_options.begin() + blk * kMaxScaleOptions, kMaxScaleOptions, sc);
     const float s = e8m0_decode(sc);
     for (int i = 0; i < 32; i += 2) {
       uint8_t lo = 0, hi = 0;
@@ -264,8 +282,11 @@ QuantizedFp4 mxfp4_quantize_ref(const float* x, int rows, int cols) {
       }
       q.packed[blk * 16 + i / 2] = q.packed_alt[blk * 16 + i / 2] =
           static_cast<uint8_t>(lo | (hi << 4));
-      q.element_accept[blk * 32 + i] = static_cast<uint16_t>(1u << lo);
-      q.element_accept[blk * 32 + i + 1] = static_cast<uint16_t>(1u << hi);
+      for (int k = 0; k < 2; ++k) {
+        const size_t e = blk * 32 + i + k;
+        q.element_accept[e] = q.element_accept_gs_up[e] = q.element_accept_gs_down[e] =
+            static_cast<uint16_t>(1u << (k ? hi : lo));
+      }
     }
   }
   return q;
@@ -316,12 +337,17 @@ Fp4Comparison compare_exact_or_tie(const QuantizedFp4& ref, const uint8_t* packe
     note(os.str());
   }
   if (ref.rows <= 0 || ref.block <= 0) return c;
+  // Both positive here unless global_scale_ok is already false.
+  const std::vector<uint16_t>& accept = got_bits == want_bits  ? ref.element_accept
+                                        : got_bits > want_bits ? ref.element_accept_gs_up
+                                                               : ref.element_accept_gs_down;
   const size_t count = static_cast<size_t>(ref.rows) * ref.cols;
   const int per_row = ref.cols / ref.block;
   for (size_t k = 0; k < count / ref.block; ++k) {
     const uint8_t got = scales[k];
     if (got == ref.scales[k]) continue;
-    if (got == ref.scales_alt[k]) {
+    const uint8_t* options = ref.scale_options.data() + k * kMaxScaleOptions;
+    if (std::find(options, options + kMaxScaleOptions, got) != options + kMaxScaleOptions) {
       ++c.scale_alternatives;
       continue;
     }
@@ -337,14 +363,14 @@ Fp4Comparison compare_exact_or_tie(const QuantizedFp4& ref, const uint8_t* packe
     const uint8_t want = (ref.packed[i / 2] >> shift) & 0xF;
     const uint8_t alt = (ref.packed_alt[i / 2] >> shift) & 0xF;
     if (got == want) continue;
-    if ((ref.element_accept[i] >> got) & 1) {
+    if ((accept[i] >> got) & 1) {
       ++c.element_alternatives;
       continue;
     }
     ++c.element_mismatches;
     std::ostringstream os;
-    os << "element (" << i / ref.cols << ", " << i % ref.cols << "): code " << int{got}
-       << ", want " << int{want} << " (or " << int{alt} << ")";
+    os << "element (" << i / ref.cols << ", " << i % ref.cols << "): code " << int{got} << ", want "
+       << int{want} << " (or " << int{alt} << ")";
     note(os.str());
   }
   return c;

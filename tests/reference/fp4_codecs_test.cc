@@ -212,7 +212,7 @@ TEST(E8m0Codec, EncodeRoundUpIsSmallestPowerOfTwoAtOrAbove) {
     EXPECT_EQ(e8m0_encode_round_up(std::nextafter(p, 0.0f)), code) << code;
   }
   EXPECT_EQ(e8m0_encode_round_up(1.0f), 127);
-  EXPECT_EQ(e8m0_encode_round_up(1.5f), 128);  // 2
+  EXPECT_EQ(e8m0_encode_round_up(1.5f), 128);   // 2
   EXPECT_EQ(e8m0_encode_round_up(0.75f), 127);  // 1
   EXPECT_EQ(e8m0_encode_round_up(-3.0f), 129);  // |x| = 3 -> 4
   // fouroversix's bit rule: every FP32 subnormal gives code 1 (2^-126), +0 gives code 0.

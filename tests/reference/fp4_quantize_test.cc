@@ -354,6 +354,36 @@ TEST(Fp4QuantizeRule0, HalfAwayFromZeroFailsOnMidpoints) {
   EXPECT_EQ(cmp.first_mismatch, "element (0, 16): code 1, want 0 (or 0)");
 }
 
+TEST(Fp4QuantizeRule0, GlobalScaleOneUlpOffMayRoundExactMidpointsEitherWay) {
+  // The same power-of-two midpoints: a kernel whose gs is one ulp above 256 computes
+  // v = x * gs' / 1 just above each midpoint and rounds up. With its own gs that is correct,
+  // so the judge accepts it; with the reference's exact gs the same codes are rejected.
+  std::vector<float> x(32, 0.0f);
+  x[0] = 10.5f;
+  const float mids[] = {0.25f, 0.75f, 1.25f, 1.75f, 2.5f, 3.5f, 5.0f, 6.0f};
+  for (int i = 0; i < 8; ++i) {
+    x[16 + i] = mids[i] / 256.0f;
+    x[24 + i] = -mids[i] / 256.0f;
+  }
+  const QuantizedFp4 q = nvfp4_quantize_ref(x.data(), 1, 32, kNvfp4RuleStatic6);
+  const float gs_up = std::nextafter(256.0f, 1e30f);
+  std::vector<uint8_t> packed = q.packed;
+  for (int i = 16; i < 32; ++i) SetNib(&packed, i, e2m1_encode_rne(x[i] * gs_up / 1.0f));
+  EXPECT_NE(packed, q.packed);
+  EXPECT_TRUE(compare_exact_or_tie(q, packed.data(), q.scales.data(), gs_up).ok());
+  EXPECT_EQ(compare_exact_or_tie(q, packed.data(), q.scales.data(), 256.0f).element_mismatches, 8u);
+  // One ulp below moves v below the midpoints, so the rounded-up codes are only right where
+  // they equal the even ones (0.75, 1.75, 3.5); at 0.25, 1.25, 2.5, 5 and their negatives
+  // they are 8 mismatches.
+  const float gs_down = std::nextafter(256.0f, 0.0f);
+  EXPECT_EQ(compare_exact_or_tie(q, packed.data(), q.scales.data(), gs_down).element_mismatches,
+            8u);
+  std::vector<uint8_t> packed_down = q.packed;
+  for (int i = 16; i < 32; ++i) SetNib(&packed_down, i, e2m1_encode_rne(x[i] * gs_down / 1.0f));
+  EXPECT_TRUE(compare_exact_or_tie(q, packed_down.data(), q.scales.data(), gs_down).ok());
+  EXPECT_FALSE(compare_exact_or_tie(q, packed_down.data(), q.scales.data(), 256.0f).ok());
+}
+
 TEST(Fp4QuantizeRule0, SaturatesElementsAboveSix) {
   // gs = 256. Block 1: bmax = 25 * 2^-10, s = 25/24 = 1.0417 -> S = 1, so v = 6.25 -> 6.
   // Block 2: bmax = 8.5 * 2^-17, s = 1.4167 * 2^-9 -> the E4M3 subnormal 2^-9, v = 8.5 -> 6.
@@ -493,7 +523,6 @@ TEST(Fp4QuantizeRule1, HandWorkedBlocks) {
   EXPECT_EQ(q.element_accept[33], (1 << 5) | (1 << 4));
   EXPECT_EQ(q.element_accept[34], 1 << 0);
   EXPECT_EQ(Count(q.element_tie), 2u);
-  EXPECT_EQ(q.unresolved_ties, 0);
   const std::vector<float> d = fp4_dequantize(q);
   EXPECT_EQ(d[0], 6.0f);
   EXPECT_EQ(d[1], 4.5f);
@@ -515,7 +544,6 @@ TEST(Fp4QuantizeRule1, SaturatesAndPicksFourOnASubnormalScale) {
   EXPECT_EQ(Nib(q.packed, 16), 6);
   // The 6 candidate's pinned v6 = x * (1 / ((1/256) * 2^-9)) = 8.5 saturates to code 7.
   EXPECT_EQ(e2m1_encode_rne(x[16] * (1.0f / ((1.0f / 256.0f) * std::ldexp(1.0f, -9)))), 7);
-  EXPECT_EQ(q.unresolved_ties, 0);
 }
 
 // ---- Property tests: other evaluation orders differ only at marked ties -----------------
@@ -524,10 +552,8 @@ struct TieStats {
   size_t elements = 0, element_ties = 0, scale_ties = 0, diffs = 0, alternatives = 0;
 };
 
-void CheckOtherOrders(const std::vector<float>& x, int rows, int cols, int rule,
-                      TieStats* stats) {
+void CheckOtherOrders(const std::vector<float>& x, int rows, int cols, int rule, TieStats* stats) {
   const QuantizedFp4 q = nvfp4_quantize_ref(x.data(), rows, cols, rule);
-  ASSERT_EQ(q.unresolved_ties, 0);
   std::vector<Codes> others;
   if (rule == 0) {
     for (int order = 0; order < 4; ++order) others.push_back(Rule0OtherOrder(x, rows, cols, order));
@@ -558,7 +584,9 @@ TEST(Fp4QuantizeProperty, NaturalTensorsTiesAreRareAndCoverOtherOrders) {
     // Every difference between orders is a tie the comparison accepted.
     EXPECT_EQ(s.diffs, s.alternatives) << rule;
     EXPECT_LT(s.element_ties, s.elements / 100) << rule;
-    EXPECT_LT(s.scale_ties, s.elements / 16 / 100) << rule;
+    // Scale ties are rarer than 2% of blocks; in rule 1 they are mostly blocks whose two
+    // candidates dequantize identically (see Fp4QuantizeRule1.HandWorkedBlocks).
+    EXPECT_LT(s.scale_ties, s.elements / 16 / 50) << rule;
     std::printf("rule %d natural: %zu elements, %zu element ties, %zu scale ties, %zu diffs\n",
                 rule, s.elements, s.element_ties, s.scale_ties, s.diffs);
   }
@@ -576,9 +604,10 @@ TEST(Fp4QuantizeProperty, NearBoundaryTensorsDisagreeOnlyAtTies) {
     EXPECT_GT(s.diffs, 0u) << rule;
     EXPECT_GT(s.element_ties, 0u) << rule;
     EXPECT_GT(s.scale_ties, 0u) << rule;
-    std::printf("rule %d near-boundary: %zu elements, %zu element ties, %zu scale ties, "
-                "%zu diffs\n",
-                rule, s.elements, s.element_ties, s.scale_ties, s.diffs);
+    std::printf(
+        "rule %d near-boundary: %zu elements, %zu element ties, %zu scale ties, "
+        "%zu diffs\n",
+        rule, s.elements, s.element_ties, s.scale_ties, s.diffs);
   }
 }
 
@@ -604,9 +633,9 @@ TEST(Fp4QuantizeCompare, FlippedCodeOrScaleWithoutTieIsCaught) {
       if (q.scale_tie[k]) continue;
       std::vector<uint8_t> scales = q.scales;
       scales[k] ^= 1;
-      EXPECT_EQ(compare_exact_or_tie(q, q.packed.data(), scales.data(), q.global_scale)
-                    .scale_mismatches,
-                1u)
+      EXPECT_EQ(
+          compare_exact_or_tie(q, q.packed.data(), scales.data(), q.global_scale).scale_mismatches,
+          1u)
           << k;
     }
   }
@@ -646,7 +675,10 @@ TEST(Fp4QuantizeCompare, AcceptsTheAlternativeOnlyWhereMarked) {
   EXPECT_EQ(cmp.element_alternatives, taken);
   // Where nothing is marked, packed_alt equals packed: the alternative is no loophole.
   for (size_t i = 0; i < x.size(); ++i) {
-    if (!q.element_tie[i]) EXPECT_EQ(Nib(q.packed_alt, i), Nib(q.packed, i));
+    if (!q.element_tie[i]) {
+      EXPECT_EQ(Nib(q.packed_alt, i), Nib(q.packed, i));
+      EXPECT_EQ(q.element_accept[i], 1u << Nib(q.packed, i));
+    }
   }
 }
 
