@@ -21,7 +21,8 @@
 // the midpoints of neighbouring finite magnitudes; saturation adds no boundary).
 //   * |v| == b exactly, for an element whose global scale gs and decoded block scale S are
 //     both powers of two: NOT a tie. Every evaluation order of x*gs/S (and of rule 1's
-//     x*(1/((1/gs)*S))) is then exact, so every kernel sees the exact midpoint and
+//     x*(1/((1/gs)*S))) is then exact (barring underflow, which only touches values far below
+//     0.25), so every kernel sees the exact midpoint and
 //     round-half-to-even decides; tests with power-of-two scales rely on this. (Only for a
 //     kernel whose global scale is bit-identical: one whose gs is the 1 ulp off that the judge
 //     tolerates sees v an ulp off b, on the side its gs moved it, so there that side is
@@ -44,7 +45,8 @@
 // 2^-20 relative, so a kernel's code can differ from the reference's only where the
 // reference marks a tie. Away from boundaries nothing is tolerated, and ties are rare: a
 // value must fall within 2^-20 relative of one of a handful of boundaries or on one exactly
-// (measured 0.1-0.3% of elements on random BF16 tensors, tests/reference/fp4_quantize_test.cc).
+// (about 0.3% of elements, and 0.5% (rule 0) or 1% (rule 1) of scales, on random BF16
+// tensors; tests/reference/fp4_quantize_test.cc).
 //
 // A scale near-tie changes every element of its block, and for rule 1 the 4-vs-6 choice can
 // itself be a near-tie. The reference handles both by enumerating, per block, every
@@ -136,10 +138,12 @@ struct QuantizedFp4 {
 ///   v  = (x * gs) / S;  code = e2m1_encode_rne(v), or code 0 where S == 0
 ///
 /// rule 1 (kNvfp4RuleFourOverSix), after fouroversix's PyTorch reference
-/// (github.com/mit-han-lab/fouroversix, src/fouroversix/quantize/pytorch/reference.py,
+/// (github.com/mit-han-lab/fouroversix, src/fouroversix/quantize/pytorch/reference.py, read
+/// at commits f0e7c81f and the later 00e70335, which agree on everything used here:
 /// quantize_to_nvfp4 / compute_nv_scale_factors and select_fouroversix with ScaleRule.mse and
-/// RoundStyle.nearest; constants E2M1_MAX_VALUE = 6, E4M3_MAX_FOUROVERSIX = 256, scale
-/// expansion factor 1.5 for the 4 candidate):
+/// RoundStyle.nearest; constants E2M1_MAX_VALUE = 6 and, for the non-static rules, an E4M3
+/// maximum of 256 (E4M3_MAX_FOUROVERSIX; src/fouroversix/utils.py), so that the 4 candidate's
+/// scale, 1.5 times larger (scale_expansion_factor=1.5), stays below 448):
 ///   gs  = 1536.0f / amax                      (1536 = 6 * 256; the returned global_scale)
 ///   ds  = 1.0f / gs                           (fouroversix's decode_scale)
 ///   s6  = (bmax / 6.0f) * gs;  s4 = s6 * 1.5f
@@ -148,10 +152,12 @@ struct QuantizedFp4 {
 ///   deq_i = ((e2m1(code_i) * S) * amax) / 1536.0f
 ///   err_c = sum over i = 0..15 in order of (deq_i - x_i) * (deq_i - x_i), FP32, from 0
 ///   keep 4 iff err_4 < err_6 (6 on an exact tie).
-///   Deviation: fouroversix's fake quantizer does not saturate (a scaled value of 7 or more,
-///   possible when a block's scale is an E4M3 subnormal far below its unrounded value, becomes
-///   8 and then an invalid bit pattern); this reference saturates at 6 everywhere, in the codes
-///   and in err_c, as the hardware conversion (cvt.rn.satfinite) does.
+///   Deviation: fouroversix's fake_quantize_to_e2m1 does not saturate for round-to-nearest
+///   (a scaled value in [7, 9), possible when a block's scale is an E4M3 subnormal well below
+///   its unrounded value, becomes 8, which its BF16-bits-to-E2M1 conversion turns into an
+///   exponent field of 4 spilling into the sign bit); this reference saturates at 6
+///   everywhere, in the codes and in err_c, as e2m1_encode_rne and the hardware conversion
+///   (cvt.rn.satfinite) do. Where no scale is that far off, the two agree.
 ///
 /// Tie bound of the 4-vs-6 choice (rule 1): with d_i = deq_i - x_i, E_c = err_c and
 /// X_c = sum |x_i| |d_i|, the choice is a near-tie when
@@ -179,11 +185,16 @@ QuantizedFp4 nvfp4_quantize_ref(const float* x, int rows, int cols, int rule);
 ///   scale code = e8m0_encode_round_up(bmax / 6.0f)   (smallest 2^k >= bmax/6: the block amax
 ///                fits 6 and no element saturates; fouroversix, quantize_to_mxfp4)
 ///   v = x / e8m0_decode(scale code);  code = e2m1_encode_rne(v)
-///   an all-zero block gets scale code 0 and codes 0 (fouroversix's newer reference guards
-///   the 0/0 there; e8m0_decode(0) = 2^-127 dequantizes the zeros to 0 anyway).
-/// The OCP spec's own suggested conversion (section 6.3) floors instead,
-/// 2^(floor(log2 bmax) - 2), and clamps elements above 6 to 6; it gives a smaller scale (by
-/// half) for blocks whose bmax mantissa exceeds 1.5 and is NOT what this function computes.
+///   an all-zero block gets scale code 0 and codes 0 (fouroversix's 00e70335 guards the 0/0
+///   there with a where(scale != 0, x / scale, 0); f0e7c81f divides and gets NaN;
+///   e8m0_decode(0) = 2^-127 dequantizes the zeros to 0 anyway). For BF16 inputs scale code 0
+///   occurs only for all-zero blocks: a nonzero BF16 bmax >= 2^-133 gives bmax/6 > 0.
+/// The OCP MX v1.0 spec's suggested conversion (section 6.3, as recalled: the spec text was
+/// not in the search index) floors instead, X = 2^(floor(log2 bmax) - 2) with 2 the largest
+/// E2M1 exponent, and clamps elements above 6 to 6: a scale half as large for blocks whose
+/// bmax mantissa exceeds 1.5 (bmax = 7: X = 1, 7 clamps to 6; here X = 2, 3.5 -> 4), and
+/// clamped to 2^-127 below. That is NOT what this function computes; the brief asked for the
+/// rule under which the block amax always fits 6.
 /// global_scale is 1. No ties are ever marked: dividing by a power of two is exact, so every
 /// evaluation order gets the same v, and for BF16 inputs bmax/6 rounds to FP32 without
 /// crossing a power of two, so every implementation of "smallest 2^k >= bmax/6" agrees.
