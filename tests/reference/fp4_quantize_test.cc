@@ -789,6 +789,22 @@ TEST(Fp4QuantizeMx, OtherOrdersAgreeExactlyAndNoElementSaturates) {
   }
 }
 
+TEST(Fp4QuantizeMx, OneHugeOutlier) {
+  // bmax = BF16(3e38): bmax/6 ~ 5e37 rounds up to 2^126 (E8M0 253); 3e38 / 2^126 = 3.53 -> 4
+  // (code 6). The other blocks keep their own scales: no global scale in MX.
+  std::vector<float> x(64, 0.0f);
+  const float huge = Bf16(3.0e38f);
+  x[5] = huge;
+  x[6] = 1.0f;
+  x[40] = 1.0f;
+  const QuantizedFp4 q = mxfp4_quantize_ref(x.data(), 1, 64);
+  EXPECT_EQ(q.scales[0], 253);
+  EXPECT_EQ(Nib(q.packed, 5), 6);
+  EXPECT_EQ(Nib(q.packed, 6), 0);
+  EXPECT_EQ(q.scales[1], 125);  // 1/6 = 0.167 rounds up to 2^-2; 1 / 0.25 = 4 (code 6)
+  EXPECT_EQ(Nib(q.packed, 40), 6);
+}
+
 TEST(Fp4QuantizeMx, RejectsBadShapes) {
   const std::vector<float> x(48, 1.0f);
   EXPECT_EQ(mxfp4_quantize_ref(x.data(), 1, 48).rows, 0);
