@@ -64,12 +64,14 @@ float AbsMax(const float* x, size_t n) {
 //   order 1: s = (bmax * gs) / 6, v = x * (gs / S);
 //   order 2: s = bmax * (gs * (1 / 6)), v = (x / S) * gs;
 //   order 3: the pinned order with a global scale one ulp above the reference's (the judge
-//            accepts that global scale).
+//            accepts that global scale);
+//   order 4: the same one ulp below.
 Codes Rule0OtherOrder(const std::vector<float>& x, int rows, int cols, int order) {
   Codes c = Allocate(rows, cols, 16);
   const float amax = AbsMax(x.data(), x.size());
   float gs = amax > 0.0f ? 2688.0f / amax : 1.0f;
   if (order == 3) gs = std::nextafter(gs, 1e30f);
+  if (order == 4) gs = std::nextafter(gs, 0.0f);
   const float ds = 1.0f / gs;
   c.global_scale = gs;
   for (size_t blk = 0; blk < c.scales.size(); ++blk) {
@@ -102,13 +104,15 @@ float PairwiseSum(const float* t, int n) {
 //            errors summed as a tree;
 //   order 1: the global scale one ulp below the reference's, s6 = bmax * (gs / 6),
 //            s4 = bmax * (gs / 4), v = x * (gs / S), deq = q * (S / gs), errors summed
-//            backwards.
+//            backwards;
+//   order 2: as order 1 with the global scale one ulp above.
 Codes Rule1OtherOrder(const std::vector<float>& x, int rows, int cols, int order) {
   Codes c = Allocate(rows, cols, 16);
   const float amax = AbsMax(x.data(), x.size());
   if (amax == 0.0f) return c;
   float gs = 1536.0f / amax;
   if (order == 1) gs = std::nextafter(gs, 0.0f);
+  if (order == 2) gs = std::nextafter(gs, 1e30f);
   c.global_scale = gs;
   for (size_t blk = 0; blk < c.scales.size(); ++blk) {
     const float* xb = x.data() + blk * 16;
@@ -556,9 +560,9 @@ void CheckOtherOrders(const std::vector<float>& x, int rows, int cols, int rule,
   const QuantizedFp4 q = nvfp4_quantize_ref(x.data(), rows, cols, rule);
   std::vector<Codes> others;
   if (rule == 0) {
-    for (int order = 0; order < 4; ++order) others.push_back(Rule0OtherOrder(x, rows, cols, order));
+    for (int order = 0; order < 5; ++order) others.push_back(Rule0OtherOrder(x, rows, cols, order));
   } else {
-    for (int order = 0; order < 2; ++order) others.push_back(Rule1OtherOrder(x, rows, cols, order));
+    for (int order = 0; order < 3; ++order) others.push_back(Rule1OtherOrder(x, rows, cols, order));
   }
   others.push_back(NvExact(x, rows, cols, rule));
   for (size_t which = 0; which < others.size(); ++which) {
