@@ -1,6 +1,7 @@
 #include "reference/fp4_codecs.h"
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 namespace fp4arena {
@@ -83,6 +84,21 @@ uint8_t e4m3_encode_rne(float x) {
   }
   // a < 448 keeps this at or below 0x7E: at e = 8, m <= 14.
   return sign | static_cast<uint8_t>((biased << 3) | (m - 8));
+}
+
+float e8m0_decode(uint8_t code) {
+  if (e8m0_is_nan(code)) return std::numeric_limits<float>::quiet_NaN();
+  return std::ldexp(1.0f, static_cast<int>(code) - 127);  // code 0: 2^-127, a subnormal
+}
+
+uint8_t e8m0_encode_round_up(float x) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  bits &= 0x7FFFFFFFu;
+  const uint32_t exp_field = bits >> 23;
+  if (exp_field == 0xFF) return 0xFF;  // infinity or NaN
+  const uint32_t code = exp_field + ((bits & 0x7FFFFFu) != 0 ? 1u : 0u);
+  return code >= 0xFF ? 0xFF : static_cast<uint8_t>(code);
 }
 
 }  // namespace fp4arena

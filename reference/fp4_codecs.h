@@ -1,5 +1,6 @@
-// FP4 (E2M1) and FP8 (E4M3, the "fn" variant) codecs: the one place in fp4arena where
-// these bit formats are decoded and encoded. Everything else calls these functions.
+// FP4 (E2M1), FP8 (E4M3, the "fn" variant) and E8M0 (the MX scale) codecs: the one place in
+// fp4arena where these bit formats are decoded and encoded. Everything else calls these
+// functions.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +26,24 @@ uint8_t e4m3_encode_rne(float x);
 /// True when `code` is one of the two float8_e4m3fn NaN codes.
 inline bool e4m3_is_nan(uint8_t code) {
   return (code & 0x7F) == 0x7F;
+}
+
+/// Decodes an E8M0 scale (OCP MX v1.0): an unsigned biased exponent, value 2^(code - 127);
+/// code 0 is 2^-127 (an FP32 subnormal), 254 is 2^127, 0xFF is NaN. There is no zero, sign
+/// or infinity.
+float e8m0_decode(uint8_t code);
+
+/// Encodes a non-negative `x` as the E8M0 scale of the smallest power of two >= x, the way
+/// fouroversix's MX quantizer does it on the FP32 bits (src/fouroversix/quantize/pytorch/
+/// reference.py, quantize_to_mxfp4): take the biased exponent field of x and add one when
+/// any mantissa bit is set. That is exactly "smallest 2^k >= x" for normal x; any positive
+/// FP32 subnormal gives code 1 (2^-126); +0 gives code 0; NaN, infinities and values whose
+/// round-up would pass 2^127 give 0xFF. The sign bit is ignored (|x| is encoded).
+uint8_t e8m0_encode_round_up(float x);
+
+/// True when `code` is the E8M0 NaN code.
+inline bool e8m0_is_nan(uint8_t code) {
+  return code == 0xFF;
 }
 
 }  // namespace fp4arena

@@ -185,5 +185,45 @@ TEST(E4m3, EncodeIsNearestForADenseSweep) {
   }
 }
 
+TEST(E8m0Codec, DecodeFormatFacts) {
+  // value 2^(code - 127); OCP MX v1.0 E8M0: no zero, no sign, 0xFF is NaN.
+  EXPECT_EQ(e8m0_decode(127), 1.0f);
+  EXPECT_EQ(e8m0_decode(128), 2.0f);
+  EXPECT_EQ(e8m0_decode(126), 0.5f);
+  EXPECT_EQ(e8m0_decode(254), std::ldexp(1.0f, 127));
+  EXPECT_EQ(e8m0_decode(1), std::ldexp(1.0f, -126));
+  EXPECT_EQ(Bits(e8m0_decode(0)), 0x00400000u);  // 2^-127, an FP32 subnormal
+  EXPECT_TRUE(std::isnan(e8m0_decode(255)));
+  EXPECT_TRUE(e8m0_is_nan(255));
+  EXPECT_FALSE(e8m0_is_nan(254));
+  for (int code = 0; code < 255; ++code) {
+    EXPECT_EQ(e8m0_decode(static_cast<uint8_t>(code)), std::ldexp(1.0f, code - 127)) << code;
+  }
+}
+
+TEST(E8m0Codec, EncodeRoundUpIsSmallestPowerOfTwoAtOrAbove) {
+  // Powers of two encode exactly; anything above goes to the next one.
+  for (int code = 1; code < 255; ++code) {
+    const float p = e8m0_decode(static_cast<uint8_t>(code));
+    EXPECT_EQ(e8m0_encode_round_up(p), code) << code;
+    if (code < 254) {
+      EXPECT_EQ(e8m0_encode_round_up(std::nextafter(p, kInf)), code + 1) << code;
+    }
+    EXPECT_EQ(e8m0_encode_round_up(std::nextafter(p, 0.0f)), code) << code;
+  }
+  EXPECT_EQ(e8m0_encode_round_up(1.0f), 127);
+  EXPECT_EQ(e8m0_encode_round_up(1.5f), 128);   // 2
+  EXPECT_EQ(e8m0_encode_round_up(0.75f), 127);  // 1
+  EXPECT_EQ(e8m0_encode_round_up(-3.0f), 129);  // |x| = 3 -> 4
+  // fouroversix's bit rule: every FP32 subnormal gives code 1 (2^-126), +0 gives code 0.
+  EXPECT_EQ(e8m0_encode_round_up(std::ldexp(1.0f, -127)), 1);
+  EXPECT_EQ(e8m0_encode_round_up(std::ldexp(1.0f, -149)), 1);
+  EXPECT_EQ(e8m0_encode_round_up(0.0f), 0);
+  // Above 2^127 there is no power of two left: NaN code, as for NaN and infinity.
+  EXPECT_EQ(e8m0_encode_round_up(std::nextafter(std::ldexp(1.0f, 127), kInf)), 0xFF);
+  EXPECT_EQ(e8m0_encode_round_up(kInf), 0xFF);
+  EXPECT_EQ(e8m0_encode_round_up(kNaN), 0xFF);
+}
+
 }  // namespace
 }  // namespace fp4arena

@@ -1,0 +1,379 @@
+#include "reference/fp4_quantize.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <sstream>
+
+#include "reference/fp4_codecs.h"
+
+namespace fp4arena {
+namespace {
+
+constexpr int kMaxBlock = 32;
+
+// A rounded value: its code and, where the unrounded value is a near-tie, the code on the
+// other side of the boundary (alt == code otherwise).
+struct Rounded {
+  uint8_t code;
+  uint8_t alt;
+  // The code across an exactly hit midpoint that was NOT declared a tie because gs and S are
+  // powers of two (== code otherwise): acceptable only to a submission whose global scale is
+  // not bit-identical to the reference's, since then its v is no longer exact.
+  uint8_t mid_alt;
+};
+
+// Near-tie test of a magnitude `a` against a boundary b. An exact hit (a == b) is a tie too
+// unless `exact_hit_is_exact`: the caller knows every evaluation order computes the value
+// exactly (see the header), so round-half-to-even alone decides.
+bool NearBoundary(float a, float b, bool exact_hit_is_exact) {
+  if (a == b) return !exact_hit_is_exact;
+  return std::fabs(a - b) <= kTieRelBound * b;
+}
+
+bool ExactMidpoint(float a, float b, bool exact_hit_is_exact) {
+  return a == b && exact_hit_is_exact;
+}
+
+bool IsPowerOfTwo(float s) {
+  int e;
+  return s > 0.0f && std::isfinite(s) && std::frexp(s, &e) == 0.5f;
+}
+
+// `exact` as for NearBoundary.
+Rounded E2m1Round(float v, bool exact) {
+  const uint8_t code = e2m1_encode_rne(v);
+  Rounded r{code, code, code};
+  if (std::isnan(v)) return r;
+  const float a = std::fabs(v);
+  const int mag = code & 0x7;
+  for (int nb : {mag - 1, mag + 1}) {
+    if (nb < 0 || nb > 7) continue;
+    const float b = 0.5f * (e2m1_decode(static_cast<uint8_t>(mag)) +
+                            e2m1_decode(static_cast<uint8_t>(nb)));  // exact
+    if (NearBoundary(a, b, exact)) r.alt = static_cast<uint8_t>((code & 0x8) | nb);
+    if (ExactMidpoint(a, b, exact)) r.mid_alt = static_cast<uint8_t>((code & 0x8) | nb);
+  }
+  return r;
+}
+
+// Scales are non-negative, so only magnitude codes 0..0x7E occur. An exact hit on a midpoint
+// is always a tie: the division by 6 (or 4) may be evaluated as a multiplication by a rounded
+// reciprocal, so no order-independent exact value exists.
+Rounded E4m3Round(float s) {
+  const uint8_t code = e4m3_encode_rne(s);
+  Rounded r{code, code, code};
+  if (std::isnan(s) || (code & 0x80)) return r;
+  for (int nb : {code - 1, code + 1}) {
+    if (nb < 0 || nb > 0x7E) continue;
+    const float b = 0.5f * (e4m3_decode(code) + e4m3_decode(static_cast<uint8_t>(nb)));  // exact
+    if (NearBoundary(s, b, false)) r.alt = static_cast<uint8_t>(nb);
+  }
+  return r;
+}
+
+// One plausible way a correct kernel can quantize a block: its scale code and, per element,
+// the code and its near-tie alternative.
+struct Variant {
+  uint8_t scale;
+  Rounded elem[kMaxBlock];
+};
+
+// The pinned element formulas.
+enum class ElementFormula {
+  kStatic6,     // v = (x * gs) / S
+  kFourOverSix  // v = x * (1.0f / (ds * S))
+};
+
+Variant QuantizeBlock(const float* x, int n, uint8_t scale_code, ElementFormula f, float gs,
+                      float ds) {
+  Variant var;
+  var.scale = scale_code;
+  const float s = e4m3_decode(scale_code);
+  const float r = f == ElementFormula::kFourOverSix ? 1.0f / (ds * s) : 0.0f;
+  // With gs and S powers of two, x * gs / S and every reordering of it is exact.
+  const bool exact = IsPowerOfTwo(gs) && IsPowerOfTwo(s);
+  for (int i = 0; i < n; ++i) {
+    if (s == 0.0f) {
+      var.elem[i] = Rounded{0, 0, 0};
+      continue;
+    }
+    const float v = f == ElementFormula::kStatic6 ? x[i] * gs / s : x[i] * r;
+    var.elem[i] = E2m1Round(v, exact);
+  }
+  return var;
+}
+
+// Folds a block's plausible variants (variants[0] is the reference's own answer) into `q`.
+void Fold(const std::vector<Variant>& variants, int n, size_t blk, QuantizedFp4* q) {
+  // Distinct plausible scale codes, the reference's own first. At most kMaxScaleOptions:
+  // rule 0 has 2 scale candidates, rule 1 two per 4/6 candidate.
+  uint8_t* options = q->scale_options.data() + blk * kMaxScaleOptions;
+  int count = 0;
+  for (const Variant& v : variants) {
+    if (std::find(options, options + count, v.scale) == options + count &&
+        count < kMaxScaleOptions) {
+      options[count++] = v.scale;
+    }
+  }
+  std::fill(options + count, options + kMaxScaleOptions, options[0]);
+  q->scales[blk] = options[0];
+  q->scales_alt[blk] = options[count > 1 ? 1 : 0];
+  q->scale_tie[blk] = count > 1;
+  for (int i = 0; i < n; ++i) {
+    const Rounded own = variants[0].elem[i];
+    uint16_t accept = 0, up = 0, down = 0;
+    for (const Variant& v : variants) {
+      const Rounded& r = v.elem[i];
+      accept = static_cast<uint16_t>(accept | (1u << r.code) | (1u << r.alt));
+      // A larger global scale moves |v| up across the midpoint, a smaller one down.
+      if ((r.mid_alt & 7) > (r.code & 7)) up = static_cast<uint16_t>(up | (1u << r.mid_alt));
+      if ((r.mid_alt & 7) < (r.code & 7)) down = static_cast<uint16_t>(down | (1u << r.mid_alt));
+    }
+    // The other code to name: the element's own near-tie neighbour first, else the lowest
+    // other code some variant produced.
+    uint8_t alt = own.alt;
+    for (int c = 0; alt == own.code && c < 16; ++c) {
+      if (c != own.code && ((accept >> c) & 1)) alt = static_cast<uint8_t>(c);
+    }
+    const size_t e = blk * n + i;
+    const int shift = (e & 1) ? 4 : 0;
+    q->packed[e / 2] = static_cast<uint8_t>(q->packed[e / 2] | (own.code << shift));
+    q->packed_alt[e / 2] = static_cast<uint8_t>(q->packed_alt[e / 2] | (alt << shift));
+    q->element_tie[e] = alt != own.code;
+    q->element_accept[e] = accept;
+    q->element_accept_gs_up[e] = static_cast<uint16_t>(accept | up);
+    q->element_accept_gs_down[e] = static_cast<uint16_t>(accept | down);
+  }
+}
+
+QuantizedFp4 Allocate(int rows, int cols, int block) {
+  QuantizedFp4 q;
+  q.rows = rows;
+  q.cols = cols;
+  q.block = block;
+  const size_t count = static_cast<size_t>(rows) * cols;
+  q.packed.assign(count / 2, 0);
+  q.packed_alt.assign(count / 2, 0);
+  q.element_tie.assign(count, 0);
+  q.element_accept.assign(count, 1);  // code 0, until a block is quantized
+  q.element_accept_gs_up.assign(count, 1);
+  q.element_accept_gs_down.assign(count, 1);
+  q.scales.assign(count / block, 0);
+  q.scales_alt.assign(count / block, 0);
+  q.scale_tie.assign(count / block, 0);
+  q.scale_options.assign(count / block * kMaxScaleOptions, 0);
+  return q;
+}
+
+// max |x| over n values; NaN left out (std::fmax), as in nvfp4_quantize.
+float AbsMax(const float* x, size_t n) {
+  float m = 0.0f;
+  for (size_t i = 0; i < n; ++i) m = std::fmax(m, std::fabs(x[i]));
+  return m;
+}
+
+// Rule 1's candidate error err_c and the two sums of its tie bound (see the header).
+struct CandidateError {
+  float err;     // pinned FP32 sum
+  double x_abs;  // sum |x_i| |d_i|
+  double e;      // sum d_i^2
+};
+
+CandidateError FourOverSixError(const float* x, int n, const Variant& var, float amax) {
+  const float s = e4m3_decode(var.scale);
+  CandidateError ce{0.0f, 0.0, 0.0};
+  for (int i = 0; i < n; ++i) {
+    const float deq = e2m1_decode(var.elem[i].code) * s * amax / 1536.0f;
+    const float d = deq - x[i];
+    ce.err += d * d;
+    ce.x_abs += std::fabs(static_cast<double>(x[i])) * std::fabs(static_cast<double>(d));
+    ce.e += static_cast<double>(d) * d;
+  }
+  return ce;
+}
+
+void Rule0Block(const float* xb, float gs, size_t blk, QuantizedFp4* q) {
+  const float bmax = AbsMax(xb, 16);
+  const Rounded sc = E4m3Round(bmax / 6.0f * gs);
+  std::vector<Variant> variants;
+  variants.push_back(QuantizeBlock(xb, 16, sc.code, ElementFormula::kStatic6, gs, 0.0f));
+  if (sc.alt != sc.code) {
+    variants.push_back(QuantizeBlock(xb, 16, sc.alt, ElementFormula::kStatic6, gs, 0.0f));
+  }
+  Fold(variants, 16, blk, q);
+}
+
+void Rule1Block(const float* xb, float amax, float gs, float ds, size_t blk, QuantizedFp4* q) {
+  const float bmax = AbsMax(xb, 16);
+  const float s6 = bmax / 6.0f * gs;
+  const float s4 = s6 * 1.5f;
+  const Rounded r6 = E4m3Round(s6), r4 = E4m3Round(s4);
+  // Every plausible scale pair; the first is the reference's own.
+  std::vector<uint8_t> opts6{r6.code}, opts4{r4.code};
+  if (r6.alt != r6.code) opts6.push_back(r6.alt);
+  if (r4.alt != r4.code) opts4.push_back(r4.alt);
+  std::vector<Variant> variants;
+  bool first = true;
+  for (uint8_t c6 : opts6) {
+    for (uint8_t c4 : opts4) {
+      const Variant v6 = QuantizeBlock(xb, 16, c6, ElementFormula::kFourOverSix, gs, ds);
+      const Variant v4 = QuantizeBlock(xb, 16, c4, ElementFormula::kFourOverSix, gs, ds);
+      const CandidateError e6 = FourOverSixError(xb, 16, v6, amax);
+      const CandidateError e4 = FourOverSixError(xb, 16, v4, amax);
+      const bool four = e4.err < e6.err;
+      const double bound = 0x1p-17 * (e6.x_abs + e4.x_abs + e6.e + e4.e);
+      // Also when the two candidates dequantize to identical products e2m1*S (err_4 == err_6
+      // here): an order that forms S/gs or S*amax first rounds them differently. And when
+      // e2m1*S*amax overflowed (amax > FLT_MAX/1536): other orders stay finite.
+      const bool tie = !std::isfinite(e4.err) || !std::isfinite(e6.err) ||
+                       std::fabs(static_cast<double>(e4.err) - e6.err) <= bound;
+      if (first) q->chose_four[blk] = four;
+      first = false;
+      variants.push_back(four ? v4 : v6);
+      if (tie) variants.push_back(four ? v6 : v4);
+    }
+  }
+  Fold(variants, 16, blk, q);
+}
+
+}  // namespace
+
+QuantizedFp4 nvfp4_quantize_ref(const float* x, int rows, int cols, int rule) {
+  if (rows <= 0 || cols <= 0 || cols % 16 != 0) return {};
+  if (rule != kNvfp4RuleStatic6 && rule != kNvfp4RuleFourOverSix) return {};
+  QuantizedFp4 q = Allocate(rows, cols, 16);
+  const size_t count = static_cast<size_t>(rows) * cols;
+  const size_t blocks = count / 16;
+  // Like nvfp4_quantize: a non-finite amax falls back to a global scale of 1.
+  bool finite = true;
+  for (size_t i = 0; i < count; ++i) finite = finite && std::isfinite(x[i]);
+  const float amax = AbsMax(x, count);
+  if (rule == kNvfp4RuleStatic6) {
+    const float gs = (finite && amax > 0.0f) ? 2688.0f / amax : 1.0f;
+    q.global_scale = gs;
+    for (size_t blk = 0; blk < blocks; ++blk) Rule0Block(x + blk * 16, gs, blk, &q);
+    return q;
+  }
+  q.chose_four.assign(blocks, 0);
+  if (!finite || amax == 0.0f) return q;  // all codes 0, global scale 1
+  const float gs = 1536.0f / amax;
+  const float ds = 1.0f / gs;
+  q.global_scale = gs;
+  for (size_t blk = 0; blk < blocks; ++blk) Rule1Block(x + blk * 16, amax, gs, ds, blk, &q);
+  return q;
+}
+
+QuantizedFp4 mxfp4_quantize_ref(const float* x, int rows, int cols) {
+  if (rows <= 0 || cols <= 0 || cols % 32 != 0) return {};
+  QuantizedFp4 q = Allocate(rows, cols, 32);
+  const size_t blocks = static_cast<size_t>(rows) * cols / 32;
+  for (size_t blk = 0; blk < blocks; ++blk) {
+    const float* xb = x + blk * 32;
+    const uint8_t sc = e8m0_encode_round_up(AbsMax(xb, 32) / 6.0f);
+    q.scales[blk] = q.scales_alt[blk] = sc;
+    std::fill_n(q.scale_options.begin() + blk * kMaxScaleOptions, kMaxScaleOptions, sc);
+    const float s = e8m0_decode(sc);
+    for (int i = 0; i < 32; i += 2) {
+      uint8_t lo = 0, hi = 0;
+      if (sc != 0) {  // code 0: an all-zero block (for BF16 inputs), codes 0
+        lo = e2m1_encode_rne(xb[i] / s);
+        hi = e2m1_encode_rne(xb[i + 1] / s);
+      }
+      q.packed[blk * 16 + i / 2] = q.packed_alt[blk * 16 + i / 2] =
+          static_cast<uint8_t>(lo | (hi << 4));
+      for (int k = 0; k < 2; ++k) {
+        const size_t e = blk * 32 + i + k;
+        q.element_accept[e] = q.element_accept_gs_up[e] = q.element_accept_gs_down[e] =
+            static_cast<uint16_t>(1u << (k ? hi : lo));
+      }
+    }
+  }
+  return q;
+}
+
+std::vector<float> mxfp4_dequantize(const uint8_t* packed, const uint8_t* scales, int rows,
+                                    int cols) {
+  if (rows <= 0 || cols <= 0 || cols % 32 != 0) return {};
+  const size_t count = static_cast<size_t>(rows) * cols;
+  std::vector<float> out(count);
+  for (size_t i = 0; i < count; ++i) {
+    const uint8_t byte = packed[i / 2];
+    const uint8_t code = (i & 1) ? (byte >> 4) : (byte & 0xF);
+    out[i] = e2m1_decode(code) * e8m0_decode(scales[i / 32]);
+  }
+  return out;
+}
+
+std::vector<float> fp4_dequantize(const QuantizedFp4& q) {
+  if (q.rows <= 0 || q.block <= 0) return {};
+  const size_t count = static_cast<size_t>(q.rows) * q.cols;
+  std::vector<float> out(count);
+  for (size_t i = 0; i < count; ++i) {
+    const uint8_t byte = q.packed[i / 2];
+    const uint8_t code = (i & 1) ? (byte >> 4) : (byte & 0xF);
+    const uint8_t sc = q.scales[i / q.block];
+    const float s = q.block == 32 ? e8m0_decode(sc) : e4m3_decode(sc);
+    out[i] = e2m1_decode(code) * s / q.global_scale;
+  }
+  return out;
+}
+
+Fp4Comparison compare_exact_or_tie(const QuantizedFp4& ref, const uint8_t* packed,
+                                   const uint8_t* scales, float global_scale) {
+  Fp4Comparison c;
+  auto note = [&](const std::string& what) {
+    if (c.first_mismatch.empty()) c.first_mismatch = what;
+  };
+  uint32_t want_bits, got_bits;
+  std::memcpy(&want_bits, &ref.global_scale, sizeof want_bits);
+  std::memcpy(&got_bits, &global_scale, sizeof got_bits);
+  const int64_t ulps = static_cast<int64_t>(want_bits) - static_cast<int64_t>(got_bits);
+  c.global_scale_ok = std::isfinite(global_scale) && (want_bits >> 31) == (got_bits >> 31) &&
+                      ulps >= -1 && ulps <= 1;
+  if (!c.global_scale_ok) {
+    std::ostringstream os;
+    os << "global scale " << global_scale << ", want " << ref.global_scale << " (1 ulp)";
+    note(os.str());
+  }
+  if (ref.rows <= 0 || ref.block <= 0) return c;
+  // Both positive here unless global_scale_ok is already false.
+  const std::vector<uint16_t>& accept = got_bits == want_bits  ? ref.element_accept
+                                        : got_bits > want_bits ? ref.element_accept_gs_up
+                                                               : ref.element_accept_gs_down;
+  const size_t count = static_cast<size_t>(ref.rows) * ref.cols;
+  const int per_row = ref.cols / ref.block;
+  for (size_t k = 0; k < count / ref.block; ++k) {
+    const uint8_t got = scales[k];
+    if (got == ref.scales[k]) continue;
+    const uint8_t* options = ref.scale_options.data() + k * kMaxScaleOptions;
+    if (std::find(options, options + kMaxScaleOptions, got) != options + kMaxScaleOptions) {
+      ++c.scale_alternatives;
+      continue;
+    }
+    ++c.scale_mismatches;
+    std::ostringstream os;
+    os << "scale (" << k / per_row << ", " << k % per_row << "): code " << int{got} << ", want "
+       << int{ref.scales[k]} << " (or " << int{ref.scales_alt[k]} << ")";
+    note(os.str());
+  }
+  for (size_t i = 0; i < count; ++i) {
+    const int shift = (i & 1) ? 4 : 0;
+    const uint8_t got = (packed[i / 2] >> shift) & 0xF;
+    const uint8_t want = (ref.packed[i / 2] >> shift) & 0xF;
+    const uint8_t alt = (ref.packed_alt[i / 2] >> shift) & 0xF;
+    if (got == want) continue;
+    if ((accept[i] >> got) & 1) {
+      ++c.element_alternatives;
+      continue;
+    }
+    ++c.element_mismatches;
+    std::ostringstream os;
+    os << "element (" << i / ref.cols << ", " << i % ref.cols << "): code " << int{got} << ", want "
+       << int{want} << " (or " << int{alt} << ")";
+    note(os.str());
+  }
+  return c;
+}
+
+}  // namespace fp4arena
