@@ -1,0 +1,158 @@
+#include "harness/dump.h"
+
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/npy.h"
+#include "harness/process.h"
+
+namespace fp4arena {
+namespace {
+
+std::vector<int64_t> shape_of(const ParamSpec& p, const std::map<std::string, int64_t>& dims) {
+  std::vector<int64_t> shape;
+  for (const std::string& e : p.shape) {
+    int64_t v = 0;
+    std::string err;
+    eval_expr(e, dims, &v, &err);
+    shape.push_back(v);
+  }
+  return shape;
+}
+
+// What a dumped file holds, for case.json and load.py.
+std::string torch_view(DType t) {
+  switch (t) {
+    case DType::kBf16:
+      return "torch.bfloat16";
+    case DType::kFp8E4m3:
+      return "torch.float8_e4m3fn";
+    case DType::kFp8E8m0:
+      return "torch.float8_e8m0fnu";
+    case DType::kE2m1x2:
+      return "torch.float4_e2m1fn_x2";
+    default:
+      return "";
+  }
+}
+
+const char* kLoadPy = R"PY(# Loads a case dumped by `run_challenge ... --action dump`.
+#   python3 load.py            prints every array's dtype and shape
+#   from load import load_case; arrays, meta = load_case("<this folder>")
+import json
+import os
+
+import numpy as np
+
+
+def load_case(folder=os.path.dirname(os.path.abspath(__file__))):
+    with open(os.path.join(folder, "case.json")) as f:
+        meta = json.load(f)
+    arrays = {}
+    for name, info in meta["files"].items():
+        arrays[name] = np.load(os.path.join(folder, info["file"]))
+    return arrays, meta
+
+
+def as_torch(arrays, meta):
+    """The arrays as PyTorch tensors, raw bf16/FP8/FP4 storage viewed as its dtype."""
+    import torch
+
+    out = {}
+    for name, a in arrays.items():
+        t = torch.from_numpy(a.copy())
+        view = meta["files"][name].get("torch_view")
+        if view and hasattr(torch, view.split(".")[1]):
+            t = t.view(getattr(torch, view.split(".")[1]))
+        out[name] = t
+    return out
+
+
+if __name__ == "__main__":
+    arrays, meta = load_case()
+    print(f"{meta['challenge']} case {meta['case']} seed {meta['seed']} dims {meta['dims']}")
+    print(f"scalars {meta['scalars']}")
+    for name, a in arrays.items():
+        info = meta["files"][name]
+        print(f"  {name:24s} {str(a.dtype):8s} {str(a.shape):20s} {info['meaning']}")
+)PY";
+
+}  // namespace
+
+bool dump_case(const Spec& spec, const CaseSpec& c, uint64_t seed, const ProblemData& in,
+               const Expected& expected, const std::string& dir, std::vector<std::string>* files,
+               std::string* err) {
+  if (!make_dirs(dir, err)) return false;
+  nlohmann::json meta = {{"challenge", spec.name},
+                         {"spec_version", spec.spec_version},
+                         {"case", c.name},
+                         {"seed", seed},
+                         {"dims", in.dims},
+                         {"scalars", in.scalars},
+                         {"prototype", c_prototype(spec)}};
+  nlohmann::json listing = nlohmann::json::object();
+  auto put = [&](const std::string& key, const std::string& file, const std::string& descr,
+                 const std::vector<int64_t>& shape, const void* data, size_t bytes,
+                 const std::string& meaning, const std::string& dtype, const std::string& view) {
+    if (!write_npy(dir + "/" + file, descr, shape, data, bytes, err)) return false;
+    listing[key] = {{"file", file}, {"dtype", dtype}, {"shape", shape}, {"meaning", meaning}};
+    if (!view.empty()) listing[key]["torch_view"] = view;
+    files->push_back(file);
+    return true;
+  };
+  for (const ParamSpec& p : spec.params) {
+    if (!p.is_buffer()) continue;
+    const std::vector<int64_t> shape = shape_of(p, in.dims);
+    if (p.role == "in") {
+      const std::vector<uint8_t>& b = in.buffers.at(p.name);
+      if (!put(p.name, p.name + ".npy", npy_descr(dtype_name(p.dtype)), shape, b.data(), b.size(),
+               "input '" + p.name + "' (" + dtype_name(p.dtype) + ")", dtype_name(p.dtype),
+               torch_view(p.dtype))) {
+        return false;
+      }
+      continue;
+    }
+    const ExpectedOutput& e = expected.at(p.name);
+    const std::string key = "expected_" + p.name;
+    if (p.compare.kind == CompareKind::kTolerance || p.compare.kind == CompareKind::kUlp) {
+      std::vector<int64_t> fshape = shape;
+      if (!put(key, key + ".npy", "<f4", fshape, e.values.data(), e.values.size() * 4,
+               "expected '" + p.name + "' as float32 (compare: " + compare_name(p.compare.kind) +
+                   ")",
+               "fp32", "")) {
+        return false;
+      }
+    } else {
+      if (!put(key, key + ".npy", npy_descr(dtype_name(p.dtype)), shape, e.bytes.data(),
+               e.bytes.size(), "expected '" + p.name + "' exactly (" + dtype_name(p.dtype) + ")",
+               dtype_name(p.dtype), torch_view(p.dtype))) {
+        return false;
+      }
+      if (!e.tie.empty()) {
+        int64_t rows = 0, cols = 0;
+        output_matrix(p, in.dims, &rows, &cols);
+        if (!put(key + "_tie", key + "_tie.npy", "|u1", {rows, cols}, e.tie.data(), e.tie.size(),
+                 "1 where an element of '" + p.name +
+                     "' lies on a rounding boundary within FP32 noise (either neighbour passes)",
+                 "uint8", "") ||
+            !put(key + "_alt", key + "_alt.npy", npy_descr(dtype_name(p.dtype)), shape,
+                 e.alt_bytes.data(), e.alt_bytes.size(),
+                 "'" + p.name + "' with the other neighbour code at every tie element",
+                 dtype_name(p.dtype), torch_view(p.dtype))) {
+          return false;
+        }
+      }
+    }
+  }
+  meta["files"] = listing;
+  if (!write_file_atomic(dir + "/case.json", meta.dump(2) + "\n", err) ||
+      !write_file_atomic(dir + "/load.py", kLoadPy, err)) {
+    return false;
+  }
+  files->push_back("case.json");
+  files->push_back("load.py");
+  return true;
+}
+
+}  // namespace fp4arena

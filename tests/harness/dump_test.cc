@@ -1,0 +1,125 @@
+// --action dump on a machine without a GPU: the case's inputs and expected outputs as .npy
+// files whose headers (parsed here, not by NumPy) and bytes match what the judge generates.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "harness/challenge.h"
+#include "harness/dump.h"
+#include "harness/npy.h"
+#include "harness/process.h"
+#include "harness/spec.h"
+#include "tests/test_util.h"
+
+namespace fp4arena {
+namespace {
+
+using testing_util::challenge_dir;
+using testing_util::run_cli;
+using testing_util::toy_challenge_dir;
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream os;
+  os << in.rdbuf();
+  return os.str();
+}
+
+struct Npy {
+  std::string descr;
+  std::vector<int64_t> shape;
+  std::string data;
+};
+
+Npy load(const std::string& path) {
+  Npy n;
+  std::string bytes = slurp(path), err;
+  size_t offset = 0;
+  EXPECT_TRUE(read_npy_header(bytes, &n.descr, &n.shape, &offset, &err)) << path << ": " << err;
+  EXPECT_EQ(offset % 64, 0u) << path;
+  n.data = bytes.substr(offset);
+  return n;
+}
+
+TEST(Dump, Nvfp4ExampleWithoutAGpu) {
+  const std::string dir = ::testing::TempDir() + "/dump-nvfp4-example";
+  auto r = run_cli({challenge_dir(), "--action", "dump", "--case", "example", "--out", dir});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("load with: python3 " + dir + "/load.py"), std::string::npos);
+
+  Spec spec;
+  std::string err;
+  ASSERT_TRUE(load_spec(challenge_dir(), &spec, &err)) << err;
+  auto ch = make_challenge(spec.name);
+  ProblemData in;
+  ASSERT_TRUE(ch->generate(*spec.find_case("example"), 1, &in, &err)) << err;
+
+  Npy a = load(dir + "/a.npy");
+  EXPECT_EQ(a.descr, "|u1");
+  EXPECT_EQ(a.shape, (std::vector<int64_t>{2, 16}));
+  EXPECT_EQ(a.data, std::string(in.buffers["a"].begin(), in.buffers["a"].end()));
+  Npy s = load(dir + "/b_scales.npy");
+  EXPECT_EQ(s.shape, (std::vector<int64_t>{2, 2}));
+  Npy c = load(dir + "/expected_c.npy");
+  EXPECT_EQ(c.descr, "<f4");
+  EXPECT_EQ(c.shape, (std::vector<int64_t>{2, 2}));
+  ASSERT_EQ(c.data.size(), 16u);
+  float v[4];
+  std::memcpy(v, c.data.data(), 16);
+  EXPECT_EQ(v[0], 8.0f);  // the README's worked example
+  EXPECT_EQ(v[1], 0.3125f);
+  EXPECT_EQ(v[2], 1.0f);
+  EXPECT_EQ(v[3], 0.375f);
+  nlohmann::json meta = nlohmann::json::parse(slurp(dir + "/case.json"));
+  EXPECT_EQ(meta["seed"], 1);
+  EXPECT_EQ(meta["scalars"]["alpha"], 0.5);
+  EXPECT_EQ(meta["files"]["a"]["torch_view"], "torch.float4_e2m1fn_x2");
+  EXPECT_NE(slurp(dir + "/load.py").find("np.load"), std::string::npos);
+}
+
+TEST(Dump, SeedReplaysAnotherDrawAndBadUsageIsRefused) {
+  const std::string dir = ::testing::TempDir() + "/dump-nvfp4-seed";
+  auto r = run_cli({challenge_dir(), "--action", "dump", "--case", "k16_only", "--seed", "77",
+                    "--out", dir});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  nlohmann::json meta = nlohmann::json::parse(slurp(dir + "/case.json"));
+  EXPECT_EQ(meta["seed"], 77);
+  r = run_cli({challenge_dir(), "--action", "dump", "--out", dir});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("exactly one --case"), std::string::npos) << r.output;
+  r = run_cli({challenge_dir(), "--action", "dump", "--case", "k16_only", "--seed", "-3"});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--seed"), std::string::npos) << r.output;
+}
+
+TEST(Dump, ExactOutputsCarryTheirTieMask) {
+  // toy_quantize is registered in the test binaries only: dump it through the library.
+  Spec spec;
+  std::string err;
+  ASSERT_TRUE(load_spec(toy_challenge_dir(), &spec, &err)) << err;
+  auto ch = make_challenge(spec.name);
+  ASSERT_NE(ch, nullptr);
+  const CaseSpec& c = *spec.find_case("random_tails");
+  ProblemData in;
+  ASSERT_TRUE(ch->generate(c, c.seed, &in, &err)) << err;
+  Expected e;
+  ASSERT_TRUE(ch->oracle(in, OracleDevice::kCpu, &e, &err)) << err;
+  const std::string dir = ::testing::TempDir() + "/dump-toy";
+  std::vector<std::string> files;
+  ASSERT_TRUE(dump_case(spec, c, c.seed, in, e, dir, &files, &err)) << err;
+  Npy x = load(dir + "/x.npy");
+  EXPECT_EQ(x.descr, "<u2");  // bf16 as raw bits: NumPy has no bfloat16
+  EXPECT_EQ(x.shape, (std::vector<int64_t>{37, 129}));
+  Npy q = load(dir + "/expected_q.npy");
+  EXPECT_EQ(q.descr, "|u1");
+  Npy tie = load(dir + "/expected_q_tie.npy");
+  EXPECT_EQ(tie.shape, (std::vector<int64_t>{37, 129}));
+  Npy s = load(dir + "/expected_s.npy");
+  EXPECT_EQ(s.descr, "<f4");
+  EXPECT_EQ(s.shape, (std::vector<int64_t>{37}));
+}
+
+}  // namespace
+}  // namespace fp4arena
