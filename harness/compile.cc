@@ -615,7 +615,21 @@ std::string strip_ptxas_info(const std::string& log) {
 std::string format_kernel_resources(const std::vector<KernelResources>& kernels) {
   if (kernels.empty()) return "  (ptxas reported no kernels)\n";
   constexpr size_t kNameWidth = 44;
-  auto shorten = [](const std::string& s) {
+  // Keep the function's own name visible: shorten the anonymous namespace, then drop the
+  // parameter list, then cut the middle.
+  auto shorten = [](std::string s) {
+    const std::string anon = "(anonymous namespace)::";
+    for (size_t p; (p = s.find(anon)) != std::string::npos;) s.replace(p, anon.size(), "(anon)::");
+    if (s.size() > kNameWidth && !s.empty() && s.back() == ')') {
+      int depth = 0;
+      for (size_t i = s.size(); i-- > 0;) {
+        depth += s[i] == ')' ? 1 : s[i] == '(' ? -1 : 0;
+        if (depth == 0) {
+          s = s.substr(0, i) + "(...)";
+          break;
+        }
+      }
+    }
     if (s.size() <= kNameWidth) return s;
     size_t keep = kNameWidth - 3;
     return s.substr(0, keep - keep / 3) + "..." + s.substr(s.size() - keep / 3);
@@ -820,6 +834,20 @@ bool compile_solution(const Spec& spec, const std::string& source_path, const Co
   std::string so = cache + "/" + hash + ".so";
   std::string kernels_path = cache + "/" + hash + ".kernels.json";
   result->so_path = so;
+  // The compile itself writes to a temporary name; the recorded command names the object.
+  std::string tmp_so = so + ".tmp." + std::to_string(getpid());
+  auto compile_argv = [&](const std::string& out) {
+    std::vector<std::string> argv = {nvcc};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    argv.insert(argv.end(), link_flags.begin(), link_flags.end());
+    for (const std::string& a :
+         {std::string("-include"), proto_path, std::string("-o"), out, source_path, shim_path}) {
+      argv.push_back(a);
+    }
+    return argv;
+  };
+  std::vector<std::string> argv = compile_argv(tmp_so);
+  result->command = join_command(compile_argv(so));
   if (opts.use_cache && access(so.c_str(), R_OK) == 0 &&
       read_kernels_file(kernels_path, &result->kernels)) {
     result->ok = true;
@@ -827,16 +855,6 @@ bool compile_solution(const Spec& spec, const std::string& source_path, const Co
     result->seconds = seconds_since(t0);
     return true;
   }
-  std::string tmp_so = so + ".tmp." + std::to_string(getpid());
-  std::vector<std::string> argv = {nvcc};
-  argv.insert(argv.end(), flags.begin(), flags.end());
-  argv.insert(argv.end(), link_flags.begin(), link_flags.end());
-  for (const std::string& a :
-       {std::string("-include"), proto_path, std::string("-o"), tmp_so, source_path, shim_path}) {
-    argv.push_back(a);
-  }
-  result->command = join_command(argv);
-
   std::string log;
   double left = seconds_left();
   int status = left > 0 ? run_capture_with_timeout(argv, left, &log, &timed_out) : 137;

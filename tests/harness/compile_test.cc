@@ -59,6 +59,17 @@ TEST_F(Compile, StarterAndNaiveCompileAndAreCached) {
   EXPECT_EQ(again.so_path, r.so_path);
   // A cache hit returns the same report.
   EXPECT_EQ(kernel_resources_json(again.kernels), kernel_resources_json(r.kernels));
+  EXPECT_EQ(again.command, r.command) << "a hit records the compile, not the dependency scan";
+  // An object whose report is damaged is compiled again.
+  std::string report = r.so_path.substr(0, r.so_path.size() - 3) + ".kernels.json";
+  std::string err;
+  ASSERT_TRUE(
+      write_file_atomic(report, "{\"version\": 1, \"kernels\": [{\"registers\": \"x\"}]}", &err))
+      << err;
+  CompileResult rebuilt = compile(source_dir() + "/solutions/nvfp4_matmul/naive.cu");
+  EXPECT_TRUE(rebuilt.ok) << rebuilt.diagnostics;
+  EXPECT_FALSE(rebuilt.cached);
+  EXPECT_EQ(kernel_resources_json(rebuilt.kernels), kernel_resources_json(r.kernels));
 }
 
 TEST_F(Compile, ArchitectureChangesTheCacheKey) {
@@ -460,6 +471,14 @@ TEST(CompileHelpers, KernelResourcesTableAndJson) {
   std::string shortened = format_kernel_resources({long_name});
   EXPECT_NE(shortened.find("..."), std::string::npos);
   EXPECT_LT(shortened.size(), 250u) << shortened;
+  // The parameter list goes first, so the kernel's own name stays readable.
+  KernelResources anon;
+  anon.name =
+      "(anonymous namespace)::nvfp4_matmul_naive(unsigned char const*, unsigned char "
+      "const*, float, __half*, int, int, int)";
+  EXPECT_NE(format_kernel_resources({anon}).find("  (anon)::nvfp4_matmul_naive(...) "),
+            std::string::npos)
+      << format_kernel_resources({anon});
 
   nlohmann::json j = kernel_resources_json(ks);
   ASSERT_TRUE(j.is_array());
