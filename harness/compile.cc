@@ -366,6 +366,12 @@ std::string join_command(const std::vector<std::string>& argv) {
   return out;
 }
 
+std::string seconds_text(double s) {
+  std::ostringstream os;
+  os << s;
+  return os.str();
+}
+
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -729,6 +735,8 @@ bool compile_solution(const Spec& spec, const std::string& source_path, const Co
   if (!(opts.timeout_seconds > 0)) return usage("the compile time limit must be positive");
   result->nvcc_flags = opts.extra_flags;
   for (const std::string& d : opts.include_dirs) result->include_dirs.push_back(realpath_of(d));
+  // A harmless name may still lead (through a link) to a harmful one: check what nvcc gets.
+  if (!check_include_dirs(result->include_dirs, err)) return usage(*err);
 
   auto t0 = std::chrono::steady_clock::now();
   auto seconds_left = [&]() { return opts.timeout_seconds - seconds_since(t0); };
@@ -796,7 +804,7 @@ bool compile_solution(const Spec& spec, const std::string& source_path, const Co
     result->diagnostics = rewrite_diagnostics(scan_log, proto_path, shim_path) +
                           "fp4arena: the dependency scan (nvcc -M) ran past the compile time "
                           "limit of " +
-                          std::to_string(static_cast<int>(opts.timeout_seconds)) + " s\n";
+                          seconds_text(opts.timeout_seconds) + " s\n";
     return true;
   }
   if (scan_status == -1 || scan_status == 127) {
@@ -866,7 +874,7 @@ bool compile_solution(const Spec& spec, const std::string& source_path, const Co
     unlink(tmp_so.c_str());
     result->timed_out = true;
     result->diagnostics += "fp4arena: nvcc ran past the compile time limit of " +
-                           std::to_string(static_cast<int>(opts.timeout_seconds)) + " s\n";
+                           seconds_text(opts.timeout_seconds) + " s\n";
     return true;
   }
   if (status != 0) {

@@ -2,6 +2,7 @@
 #include "harness/compile.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <chrono>
@@ -232,9 +233,42 @@ TEST_F(Compile, TheTimeLimitCoversTheDependencyScan) {
   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_FALSE(r.ok);
   EXPECT_TRUE(r.timed_out);
-  EXPECT_NE(r.diagnostics.find("ran past the compile time limit"), std::string::npos)
+  EXPECT_NE(r.diagnostics.find("(nvcc -M) ran past the compile time limit of 0.05 s"),
+            std::string::npos)
       << r.diagnostics;
   EXPECT_LT(s, 5.0);
+}
+
+TEST_F(Compile, TheTimeLimitStopsAHangingCompile) {
+  // A stand-in nvcc: answers --version and the dependency scan at once, then hangs in the
+  // compile (in a child of its own, which must die too).
+  std::string dir =
+      write_tree(opts_.cache_dir + "-src",
+                 {{"nvcc",
+                   "#!/bin/sh\n"
+                   "case \" $* \" in\n"
+                   "  *\" --version \"*) echo 'Cuda compilation tools, release 99.0, V99.0.1';;\n"
+                   "  *\" -M \"*) while [ $# -gt 0 ]; do\n"
+                   "      if [ \"$1\" = -MF ]; then echo 'fp4arena_deps :' > \"$2\"; fi\n"
+                   "      shift\n"
+                   "    done;;\n"
+                   "  *) sleep 60;;\n"
+                   "esac\n"}});
+  ASSERT_EQ(chmod((dir + "/nvcc").c_str(), 0755), 0);
+  opts_.nvcc = dir + "/nvcc";
+  opts_.timeout_seconds = 2;
+  auto t0 = std::chrono::steady_clock::now();
+  CompileResult r = compile(challenge_dir() + "/starter.cu");
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_FALSE(r.ok);
+  EXPECT_TRUE(r.timed_out);
+  EXPECT_NE(r.diagnostics.find("fp4arena: nvcc ran past the compile time limit of 2 s"),
+            std::string::npos)
+      << r.diagnostics;
+  EXPECT_GE(s, 1.5);
+  EXPECT_LT(s, 10.0);
+  std::string out;
+  run_capture({"rm", "-rf", dir}, &out);
 }
 
 TEST_F(Compile, ASourceWithA200KiBLineIsHandled) {
