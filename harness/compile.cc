@@ -1,10 +1,17 @@
 #include "harness/compile.h"
 
+#include <cxxabi.h>
+#include <glob.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <climits>
 #include <cstdlib>
-#include <regex>
+#include <cstring>
+#include <memory>
+#include <set>
 #include <sstream>
 
 #include "harness/process.h"
@@ -14,8 +21,17 @@
 #define FP4ARENA_NVCC ""
 #endif
 
+// Everything here that reads user-controlled text (sources, headers, compiler output that
+// quotes them) is a hand-written linear scanner: std::regex recurses per character and
+// overflows the stack on one long line.
+
 namespace fp4arena {
 namespace {
+
+constexpr int64_t kMaxHeaderBytes = 16 << 20;
+constexpr const char* kAllowedFlags =
+    "allowed nvcc flags: -maxrregcount=N (N 1..255, one token), -DNAME, -DNAME=VALUE "
+    "(VALUE of [A-Za-z0-9_.+-]), -UNAME, --use_fast_math, -Xptxas -v (or -Xptxas=-v)";
 
 std::string env(const char* name) {
   const char* v = std::getenv(name);
@@ -25,6 +41,52 @@ std::string env(const char* name) {
 std::string dir_of(const std::string& path) {
   size_t slash = path.rfind('/');
   return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
+bool starts_with(const std::string& s, const std::string& prefix) {
+  return s.compare(0, prefix.size(), prefix) == 0;
+}
+
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
+bool is_ident_start(char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
+}
+bool is_ident_char(char c) {
+  return is_ident_start(c) || is_digit(c);
+}
+bool is_blank(char c) {
+  return c == ' ' || c == '\t';
+}
+
+// Splits into lines without their '\n'; a final line without '\n' is kept.
+std::vector<std::string> split_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t nl = text.find('\n', start);
+    if (nl == std::string::npos) nl = text.size();
+    lines.push_back(text.substr(start, nl - start));
+    start = nl + 1;
+  }
+  return lines;
+}
+
+std::string realpath_of(const std::string& path) {
+  std::unique_ptr<char, decltype(&std::free)> p(realpath(path.c_str(), nullptr), &std::free);
+  return p ? std::string(p.get()) : std::string();
+}
+
+bool is_directory(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+// "/a/b" is under "/a" and under "/a/b"; not under "/a/bc".
+bool is_under(const std::string& path, const std::string& dir) {
+  if (dir.empty() || !starts_with(path, dir)) return false;
+  return path.size() == dir.size() || path[dir.size()] == '/' || dir.back() == '/';
 }
 
 std::string find_in_path(const std::string& prog) {
@@ -41,13 +103,57 @@ std::vector<std::string> gencode_flags(const std::string& arch) {
   return {"-gencode", "arch=compute_" + num + ",code=sm_" + num};
 }
 
+// Parses a whole non-negative decimal (no sign, no spaces) that fits in int64.
+bool parse_count(const std::string& s, int64_t* out) {
+  if (s.empty() || s.size() > 15) return false;
+  int64_t v = 0;
+  for (char c : s) {
+    if (!is_digit(c)) return false;
+    v = v * 10 + (c - '0');
+  }
+  *out = v;
+  return true;
+}
+
+bool is_identifier(const std::string& s) {
+  if (s.empty() || !is_ident_start(s[0])) return false;
+  return std::all_of(s.begin(), s.end(), is_ident_char);
+}
+
+bool is_macro_value(const std::string& s) {
+  return std::all_of(s.begin(), s.end(),
+                     [](char c) { return is_ident_char(c) || c == '.' || c == '+' || c == '-'; });
+}
+
 // nvcc front-end diagnostics read "file(12): error: ..."; rewrite them to the usual
-// "file:12: error: ..." so editors and terminals can jump to them, and name our generated
-// files by what they are.
+// "file:12: error: ..." so editors and terminals can jump to them. The first "(digits): "
+// after at least one character of a line is the location.
+std::string rewrite_line_location(const std::string& line) {
+  for (size_t open = line.find('(', 1); open != std::string::npos;
+       open = line.find('(', open + 1)) {
+    size_t i = open + 1;
+    while (i < line.size() && is_digit(line[i])) ++i;
+    if (i == open + 1 || line.compare(i, 3, "): ") != 0) continue;
+    return line.substr(0, open) + ":" + line.substr(open + 1, i - open - 1) + ": " +
+           line.substr(i + 3);
+  }
+  return line;
+}
+
+// Rewrites locations and names our generated files by what they are.
 std::string rewrite_diagnostics(const std::string& log, const std::string& proto_path,
                                 const std::string& shim_path) {
-  static const std::regex kEdg(R"(^(.+?)\((\d+)\): )", std::regex::multiline);
-  std::string out = std::regex_replace(log, kEdg, "$1:$2: ");
+  std::string out;
+  out.reserve(log.size());
+  size_t start = 0;
+  while (start < log.size()) {
+    size_t nl = log.find('\n', start);
+    bool has_nl = nl != std::string::npos;
+    if (!has_nl) nl = log.size();
+    out += rewrite_line_location(log.substr(start, nl - start));
+    if (has_nl) out += '\n';
+    start = nl + 1;
+  }
   auto replace_all = [&out](const std::string& from, const std::string& to) {
     for (size_t pos = 0; (pos = out.find(from, pos)) != std::string::npos; pos += to.size()) {
       out.replace(pos, from.size(), to);
@@ -58,20 +164,31 @@ std::string rewrite_diagnostics(const std::string& log, const std::string& proto
   return out;
 }
 
-// The user's own declaration of the function, for the side-by-side signature message.
+// The user's own declaration of the function, for the side-by-side signature message: the
+// first `fn` that stands alone as a name and is followed (after blanks) by '('.
 std::string find_user_signature(const std::string& source, const std::string& fn,
                                 const std::string& path) {
-  std::regex decl("(^|[^A-Za-z0-9_])" + fn + R"(\s*\()");
-  std::smatch m;
-  if (!std::regex_search(source, m, decl)) return "(no function named " + fn + " found)";
-  size_t start = source.rfind('\n', static_cast<size_t>(m.position(0)));
+  size_t at = std::string::npos;
+  for (size_t pos = source.find(fn); pos != std::string::npos; pos = source.find(fn, pos + 1)) {
+    if (pos > 0 && is_ident_char(source[pos - 1])) continue;
+    size_t i = pos + fn.size();
+    while (i < source.size() && (is_blank(source[i]) || source[i] == '\n' || source[i] == '\r')) {
+      ++i;
+    }
+    if (i < source.size() && source[i] == '(') {
+      at = pos;
+      break;
+    }
+  }
+  if (at == std::string::npos) return "(no function named " + fn + " found)";
+  size_t start = at == 0 ? std::string::npos : source.rfind('\n', at - 1);
   start = start == std::string::npos ? 0 : start + 1;
-  size_t close = source.find(')', static_cast<size_t>(m.position(0)));
+  size_t close = source.find(')', at);
   if (close == std::string::npos) close = source.size() - 1;
-  std::string sig = source.substr(start, close - start + 1);
+  std::string sig = source.substr(start, std::min<size_t>(close - start + 1, 2000));
   std::string flat;
   for (char c : sig) {
-    if (c == '\n' || c == '\t') c = ' ';
+    if (c == '\n' || c == '\t' || c == '\r') c = ' ';
     if (!(c == ' ' && !flat.empty() && flat.back() == ' ')) flat += c;
   }
   int line = 1;
@@ -79,25 +196,184 @@ std::string find_user_signature(const std::string& source, const std::string& fn
   return flat + "    (" + path + ":" + std::to_string(line) + ")";
 }
 
-// Local headers (#include "x") of the source, recursively, so that editing a header a
-// solution includes invalidates its cached object.
-void hash_local_includes(const std::string& source, const std::string& dir, Sha256* h, int depth) {
-  if (depth > 8) return;
-  static const std::regex kInclude(R"re(^\s*#\s*include\s*"([^"]+)")re", std::regex::multiline);
-  for (std::sregex_iterator it(source.begin(), source.end(), kInclude), end; it != end; ++it) {
-    std::string path = dir + "/" + (*it)[1].str();
-    std::string text, ignored;
-    if (!read_file(path, &text, &ignored)) continue;  // a system header; nvcc reports misses
-    h->update(path + "\n");
-    h->update(text);
-    hash_local_includes(text, dir_of(path), h, depth + 1);
-  }
-}
-
 bool mentions_signature_problem(const std::string& log, const std::string& fn) {
   return log.find("undefined reference to `" + fn + "'") != std::string::npos ||
          log.find("\"" + fn + "\"") != std::string::npos ||
          log.find("'" + fn + "'") != std::string::npos;
+}
+
+std::string demangle(const std::string& symbol) {
+  int status = 0;
+  std::unique_ptr<char, decltype(&std::free)> d(
+      abi::__cxa_demangle(symbol.c_str(), nullptr, nullptr, &status), &std::free);
+  return status == 0 && d ? std::string(d.get()) : symbol;
+}
+
+// The text between the first pair of single quotes at or after `from`.
+std::string quoted(const std::string& line, size_t from) {
+  size_t a = line.find('\'', from);
+  if (a == std::string::npos) return "";
+  size_t b = line.find('\'', a + 1);
+  return b == std::string::npos ? "" : line.substr(a + 1, b - a - 1);
+}
+
+// "Used 40 registers, used 1 barriers, 1024 bytes smem" and "0 bytes stack frame, 8 bytes
+// spill stores, 8 bytes spill loads": comma-separated "<number> <what>" or "used <number>
+// <what>" items. Unknown items are skipped, so a newer ptxas adding one does not break us.
+void apply_property_items(const std::string& text, KernelResources* k) {
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    std::istringstream words(item);
+    std::vector<std::string> w;
+    for (std::string x; words >> x;) w.push_back(x);
+    if (!w.empty() && (w[0] == "Used" || w[0] == "used")) w.erase(w.begin());
+    int64_t n = 0;
+    if (w.size() < 2 || !parse_count(w[0], &n)) continue;
+    std::string what = w[1];
+    for (size_t i = 2; i < w.size(); ++i) what += " " + w[i];
+    if (what == "registers") {
+      k->registers = static_cast<int>(n);
+    } else if (what == "barriers") {
+      k->barriers = static_cast<int>(n);
+    } else if (what == "bytes smem") {
+      k->shared_bytes = n;
+    } else if (what == "bytes stack frame") {
+      k->stack_bytes = n;
+    } else if (what == "bytes spill stores") {
+      k->spill_store_bytes = n;
+    } else if (what == "bytes spill loads") {
+      k->spill_load_bytes = n;
+    }
+  }
+}
+
+const char kPtxasInfo[] = "ptxas info";
+
+bool is_ptxas_info(const std::string& line) {
+  if (!starts_with(line, kPtxasInfo)) return false;
+  size_t i = sizeof kPtxasInfo - 1;
+  while (i < line.size() && is_blank(line[i])) ++i;
+  return i < line.size() && line[i] == ':';
+}
+
+// The text after "ptxas info    : ".
+std::string info_text(const std::string& line) {
+  size_t colon = line.find(':');
+  size_t i = colon + 1;
+  while (i < line.size() && is_blank(line[i])) ++i;
+  std::string t = line.substr(i);
+  while (!t.empty() && (t.back() == '\r' || is_blank(t.back()))) t.pop_back();
+  return t;
+}
+
+// Folders whose headers belong to the system, not the solution: never hashed, never listed.
+std::vector<std::string> system_dirs(const std::string& nvcc) {
+  std::vector<std::string> dirs;
+  auto add = [&dirs](const std::string& d) {
+    std::string r = realpath_of(d);
+    if (!r.empty() && std::find(dirs.begin(), dirs.end(), r) == dirs.end()) dirs.push_back(r);
+  };
+  std::string nvcc_real = realpath_of(nvcc);
+  for (const std::string& bin : {dir_of(nvcc), dir_of(nvcc_real.empty() ? nvcc : nvcc_real)}) {
+    std::string root = dir_of(bin);
+    add(root + "/include");
+    glob_t g;
+    if (glob((root + "/targets/*/include").c_str(), 0, nullptr, &g) == 0) {
+      for (size_t i = 0; i < g.gl_pathc; ++i) add(g.gl_pathv[i]);
+    }
+    globfree(&g);
+  }
+  for (const char* d : {"/usr/include", "/usr/lib/gcc", "/usr/local/include"}) add(d);
+  return dirs;
+}
+
+// The non-system headers named by nvcc -M, hashed. False + *problem (naming the file) when
+// one cannot be hashed: not found, not a regular file, or too large.
+bool hash_headers(const std::vector<std::string>& deps, const std::vector<std::string>& skip_files,
+                  const std::vector<std::string>& sys_dirs, std::vector<HeaderHash>* out,
+                  std::string* problem) {
+  std::set<std::string> seen(skip_files.begin(), skip_files.end());
+  for (const std::string& dep : deps) {
+    std::string path = realpath_of(dep);
+    if (path.empty()) {
+      *problem = dep + ": a header the solution reads cannot be resolved: " + std::strerror(errno);
+      return false;
+    }
+    if (!seen.insert(path).second) continue;
+    if (std::any_of(sys_dirs.begin(), sys_dirs.end(),
+                    [&path](const std::string& d) { return is_under(path, d); })) {
+      continue;
+    }
+    struct stat st;
+    if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+      *problem = path + ": a header the solution reads must be a regular file";
+      return false;
+    }
+    if (st.st_size > kMaxHeaderBytes) {
+      *problem = path + ": a header the solution reads must be at most " +
+                 std::to_string(kMaxHeaderBytes >> 20) + " MiB (it has " +
+                 std::to_string(st.st_size) + " bytes)";
+      return false;
+    }
+    std::string text, err;
+    if (!read_file(path, &text, &err)) {
+      *problem = err;
+      return false;
+    }
+    if (text.size() > static_cast<size_t>(kMaxHeaderBytes)) {
+      *problem = path + ": grew past " + std::to_string(kMaxHeaderBytes >> 20) + " MiB";
+      return false;
+    }
+    out->push_back({path, sha256_hex(text)});
+  }
+  return true;
+}
+
+bool read_kernels_file(const std::string& path, std::vector<KernelResources>* kernels) {
+  std::string text, err;
+  if (!read_file(path, &text, &err)) return false;
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || j.value("version", 0) != 1 || !j.contains("kernels") ||
+      !j["kernels"].is_array()) {
+    return false;
+  }
+  kernels->clear();
+  try {
+    for (const nlohmann::json& e : j["kernels"]) {
+      if (!e.is_object()) return false;
+      KernelResources k;
+      k.name = e.value("name", "");
+      k.mangled_name = e.value("mangled_name", "");
+      k.arch = e.value("arch", "");
+      k.registers = e.value("registers", 0);
+      k.spill_store_bytes = e.value("spill_store_bytes", int64_t{0});
+      k.spill_load_bytes = e.value("spill_load_bytes", int64_t{0});
+      k.shared_bytes = e.value("shared_bytes", int64_t{0});
+      k.stack_bytes = e.value("stack_bytes", int64_t{0});
+      k.barriers = e.value("barriers", 0);
+      kernels->push_back(k);
+    }
+  } catch (const nlohmann::json::exception&) {
+    return false;  // a damaged report: compile again
+  }
+  return true;
+}
+
+std::string join_command(const std::vector<std::string>& argv) {
+  std::string out;
+  for (const std::string& a : argv) out += (out.empty() ? "" : " ") + a;
+  return out;
+}
+
+std::string seconds_text(double s) {
+  std::ostringstream os;
+  os << s;
+  return os.str();
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 }  // namespace
@@ -116,8 +392,16 @@ std::string find_nvcc() {
 std::string nvcc_version(const std::string& nvcc) {
   std::string out;
   if (run_capture({nvcc, "--version"}, &out) != 0) return "";
-  std::smatch m;
-  if (std::regex_search(out, m, std::regex(R"(release [0-9.]+, V([0-9.]+))"))) return m[1];
+  // "Cuda compilation tools, release 13.0, V13.0.88"
+  for (const std::string& line : split_lines(out)) {
+    size_t r = line.find("release ");
+    if (r == std::string::npos) continue;
+    size_t v = line.find(", V", r);
+    if (v == std::string::npos) continue;
+    size_t i = v + 3, end = i;
+    while (end < line.size() && (is_digit(line[end]) || line[end] == '.')) ++end;
+    if (end > i) return line.substr(i, end - i);
+  }
   return "";
 }
 
@@ -137,7 +421,280 @@ std::string arch_for_compute_capability(int major, int minor) {
 }
 
 bool valid_arch(const std::string& arch) {
-  return std::regex_match(arch, std::regex(R"(sm_[1-9][0-9]{1,2}[af]?)"));
+  // sm_ then 2 or 3 digits, the first not 0, then optionally 'a' or 'f'.
+  if (!starts_with(arch, "sm_")) return false;
+  size_t i = 3, digits = 0;
+  while (i < arch.size() && is_digit(arch[i])) ++i, ++digits;
+  if (digits < 2 || digits > 3 || arch[3] == '0') return false;
+  if (i < arch.size() && (arch[i] == 'a' || arch[i] == 'f')) ++i;
+  return i == arch.size();
+}
+
+bool check_nvcc_flags(const std::vector<std::string>& flags, std::string* err) {
+  auto refuse = [err](const std::string& flag, const std::string& why) {
+    *err = "nvcc flag '" + flag + "' refused: " + why + "; " + kAllowedFlags;
+    return false;
+  };
+  for (size_t i = 0; i < flags.size(); ++i) {
+    const std::string& f = flags[i];
+    if (f == "--use_fast_math" || f == "-Xptxas=-v") continue;
+    if (f == "-Xptxas") {
+      if (i + 1 < flags.size() && flags[i + 1] == "-v") {
+        ++i;
+        continue;
+      }
+      return refuse(f, "only '-Xptxas -v' is allowed");
+    }
+    if (starts_with(f, "-maxrregcount")) {
+      int64_t n = 0;
+      if (!starts_with(f, "-maxrregcount=") || !parse_count(f.substr(14), &n) || n < 1 || n > 255) {
+        return refuse(f, "expected -maxrregcount=N with N a whole number from 1 to 255");
+      }
+      continue;
+    }
+    if (starts_with(f, "-D") || starts_with(f, "-U")) {
+      std::string body = f.substr(2);
+      size_t eq = body.find('=');
+      std::string name = body.substr(0, eq);
+      if (!is_identifier(name)) {
+        return refuse(
+            f, "the macro name must be a C identifier written right after " + f.substr(0, 2));
+      }
+      if (eq != std::string::npos) {
+        if (f[1] == 'U') return refuse(f, "-U takes a name only");
+        if (!is_macro_value(body.substr(eq + 1))) {
+          return refuse(f, "a macro value may hold only letters, digits and _ . + -");
+        }
+      }
+      continue;
+    }
+    return refuse(f, "not on the allow-list");
+  }
+  return true;
+}
+
+bool check_include_dirs(const std::vector<std::string>& dirs, std::string* err) {
+  static const char kBad[] = ",;\"'`$\\|&<>*?";
+  for (const std::string& d : dirs) {
+    for (char c : d) {
+      if (std::strchr(kBad, c) != nullptr || static_cast<unsigned char>(c) <= ' ' || c == 0x7f) {
+        *err = "include directory '" + d +
+               "' refused: its name holds a character nvcc or a shell would interpret "
+               "(, ; quotes ` $ \\ | & < > * ? blanks or control characters)";
+        return false;
+      }
+    }
+    if (d.empty() || !is_directory(d)) {
+      *err = "include directory '" + d + "' is not an existing directory";
+      return false;
+    }
+  }
+  return true;
+}
+
+bool parse_make_dependencies(const std::string& text, std::vector<std::string>* files,
+                             std::string* err) {
+  files->clear();
+  bool after_colon = false;
+  bool in_word = false;
+  std::string word;
+  auto flush = [&]() {
+    if (in_word && after_colon) files->push_back(word);
+    word.clear();
+    in_word = false;
+  };
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '\\' && i + 1 < text.size()) {
+      char n = text[i + 1];
+      if (n == '\n' || (n == '\r' && i + 2 < text.size() && text[i + 2] == '\n')) {
+        flush();  // a continuation: the rule goes on on the next line
+        i += n == '\n' ? 1 : 2;
+        continue;
+      }
+      if (n == ' ' || n == '#') {
+        word += n;
+        in_word = true;
+        ++i;
+        continue;
+      }
+    }
+    if (c == '$' && i + 1 < text.size() && text[i + 1] == '$') {
+      word += '$';
+      in_word = true;
+      ++i;
+      continue;
+    }
+    if (c == '\n') {
+      flush();
+      if (after_colon) return true;  // the first rule ended
+      continue;
+    }
+    if (c == ' ' || c == '\t' || c == '\r') {
+      flush();
+      continue;
+    }
+    // The target list ends at a ':' that ends a word (followed by a blank, a line end or
+    // the end of the text); a ':' inside a name ("a:b") stays part of it.
+    if (c == ':' && !after_colon &&
+        (i + 1 == text.size() || text[i + 1] == ' ' || text[i + 1] == '\t' || text[i + 1] == '\n' ||
+         text[i + 1] == '\r' || text[i + 1] == '\\')) {
+      word.clear();
+      in_word = false;
+      after_colon = true;
+      continue;
+    }
+    word += c;
+    in_word = true;
+  }
+  flush();
+  if (!after_colon) {
+    *err = "dependency listing without a rule (no 'target:' found)";
+    return false;
+  }
+  return true;
+}
+
+std::vector<KernelResources> parse_ptxas_report(const std::string& log) {
+  std::vector<KernelResources> kernels;
+  // Index into `kernels` of the entry function being reported, or -1.
+  long current = -1;
+  // The next indented line belongs to the function named by "Function properties for".
+  bool properties_follow = false;
+  for (const std::string& line : split_lines(log)) {
+    if (!is_ptxas_info(line)) {
+      if (properties_follow && !line.empty() && is_blank(line[0])) {
+        apply_property_items(line, &kernels[static_cast<size_t>(current)]);
+      }
+      properties_follow = false;
+      continue;
+    }
+    properties_follow = false;
+    std::string t = info_text(line);
+    if (starts_with(t, "Compiling entry function")) {
+      KernelResources k;
+      k.mangled_name = quoted(t, 0);
+      size_t for_at = t.find(" for ", t.find('\'', t.find('\'') + 1));
+      if (for_at != std::string::npos) k.arch = quoted(t, for_at);
+      k.name = demangle(k.mangled_name);
+      kernels.push_back(k);
+      current = static_cast<long>(kernels.size()) - 1;
+    } else if (starts_with(t, "Function properties for ")) {
+      std::string fn = t.substr(24);
+      bool mine = current >= 0 && kernels[static_cast<size_t>(current)].mangled_name == fn;
+      if (!mine) current = -1;  // a device function's block: not a kernel
+      properties_follow = mine;
+    } else if (starts_with(t, "Used ") && current >= 0) {
+      apply_property_items(t, &kernels[static_cast<size_t>(current)]);
+    }
+  }
+  return kernels;
+}
+
+std::string strip_ptxas_info(const std::string& log) {
+  std::string out;
+  bool properties_follow = false;
+  size_t start = 0;
+  while (start < log.size()) {
+    size_t nl = log.find('\n', start);
+    bool has_nl = nl != std::string::npos;
+    if (!has_nl) nl = log.size();
+    std::string line = log.substr(start, nl - start);
+    start = nl + 1;
+    bool drop = false;
+    if (is_ptxas_info(line)) {
+      drop = true;
+      properties_follow = starts_with(info_text(line), "Function properties for ");
+    } else {
+      // The indented "N bytes stack frame, ..." line after "Function properties".
+      drop = properties_follow && !line.empty() && is_blank(line[0]) &&
+             line.find("bytes stack frame") != std::string::npos;
+      properties_follow = false;
+    }
+    if (drop) continue;
+    out += line;
+    if (has_nl) out += '\n';
+  }
+  return out;
+}
+
+std::string format_kernel_resources(const std::vector<KernelResources>& kernels) {
+  if (kernels.empty()) return "  (ptxas reported no kernels)\n";
+  constexpr size_t kNameWidth = 44;
+  // Keep the function's own name visible: shorten the anonymous namespace, then drop the
+  // parameter list, then cut the middle.
+  auto shorten = [](std::string s) {
+    const std::string anon = "(anonymous namespace)::";
+    for (size_t p; (p = s.find(anon)) != std::string::npos;) s.replace(p, anon.size(), "(anon)::");
+    if (s.size() > kNameWidth && !s.empty() && s.back() == ')') {
+      int depth = 0;
+      for (size_t i = s.size(); i-- > 0;) {
+        depth += s[i] == ')' ? 1 : s[i] == '(' ? -1 : 0;
+        if (depth == 0) {
+          s = s.substr(0, i) + "(...)";
+          break;
+        }
+      }
+    }
+    if (s.size() <= kNameWidth) return s;
+    size_t keep = kNameWidth - 3;
+    return s.substr(0, keep - keep / 3) + "..." + s.substr(s.size() - keep / 3);
+  };
+  auto pad = [](const std::string& s, size_t w, bool right) {
+    std::string fill(s.size() < w ? w - s.size() : 0, ' ');
+    return right ? fill + s : s + fill;
+  };
+  std::ostringstream os;
+  os << "  " << pad("kernel", kNameWidth, false) << pad("regs", 6, true)
+     << pad("spill st/ld B", 16, true) << pad("smem B", 10, true) << pad("stack B", 9, true)
+     << "\n";
+  for (const KernelResources& k : kernels) {
+    os << "  " << pad(shorten(k.name), kNameWidth, false)
+       << pad(std::to_string(k.registers), 6, true)
+       << pad(std::to_string(k.spill_store_bytes) + "/" + std::to_string(k.spill_load_bytes), 16,
+              true)
+       << pad(std::to_string(k.shared_bytes), 10, true)
+       << pad(std::to_string(k.stack_bytes), 9, true) << "\n";
+  }
+  return os.str();
+}
+
+nlohmann::json kernel_resources_json(const std::vector<KernelResources>& kernels) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const KernelResources& k : kernels) {
+    out.push_back({{"name", k.name},
+                   {"mangled_name", k.mangled_name},
+                   {"arch", k.arch},
+                   {"registers", k.registers},
+                   {"spill_store_bytes", k.spill_store_bytes},
+                   {"spill_load_bytes", k.spill_load_bytes},
+                   {"shared_bytes", k.shared_bytes},
+                   {"stack_bytes", k.stack_bytes},
+                   {"barriers", k.barriers}});
+  }
+  return out;
+}
+
+std::string author_of(const std::string& source) {
+  static const std::string kKey = "author:";
+  size_t start = 0;
+  while (start < source.size()) {
+    size_t nl = source.find('\n', start);
+    if (nl == std::string::npos) nl = source.size();
+    for (size_t c = source.find("//", start); c != std::string::npos && c < nl;
+         c = source.find("//", c + 1)) {
+      size_t i = c + 2;
+      while (i < nl && is_blank(source[i])) ++i;
+      if (source.compare(i, kKey.size(), kKey) != 0 || i + kKey.size() > nl) continue;
+      i += kKey.size();
+      while (i < nl && is_blank(source[i])) ++i;
+      size_t end = nl;
+      while (end > i && (is_blank(source[end - 1]) || source[end - 1] == '\r')) --end;
+      if (end > i) return source.substr(i, end - i);
+    }
+    start = nl + 1;
+  }
+  return "";
 }
 
 std::string prototype_header(const Spec& spec) {
@@ -165,10 +722,25 @@ std::string call_shim(const Spec& spec) {
 bool compile_solution(const Spec& spec, const std::string& source_path, const CompileOptions& opts,
                       CompileResult* result, std::string* err) {
   *result = CompileResult();
-  if (!valid_arch(opts.arch)) {
-    *err = "--arch: expected sm_XY, sm_XYa or sm_XYf (e.g. sm_90a), got '" + opts.arch + "'";
+  auto usage = [result, err](const std::string& why) {
+    result->usage_error = true;
+    *err = why;
     return false;
+  };
+  if (!valid_arch(opts.arch)) {
+    return usage("--arch: expected sm_XY, sm_XYa or sm_XYf (e.g. sm_90a), got '" + opts.arch + "'");
   }
+  if (!check_nvcc_flags(opts.extra_flags, err)) return usage(*err);
+  if (!check_include_dirs(opts.include_dirs, err)) return usage(*err);
+  if (!(opts.timeout_seconds > 0)) return usage("the compile time limit must be positive");
+  result->nvcc_flags = opts.extra_flags;
+  for (const std::string& d : opts.include_dirs) result->include_dirs.push_back(realpath_of(d));
+  // A harmless name may still lead (through a link) to a harmful one: check what nvcc gets.
+  if (!check_include_dirs(result->include_dirs, err)) return usage(*err);
+
+  auto t0 = std::chrono::steady_clock::now();
+  auto seconds_left = [&]() { return opts.timeout_seconds - seconds_since(t0); };
+
   std::string source;
   if (!read_file(source_path, &source, err)) return false;
   result->source_sha256 = sha256_hex(source);
@@ -181,15 +753,79 @@ bool compile_solution(const Spec& spec, const std::string& source_path, const Co
   std::string version_text;
   run_capture({nvcc, "--version"}, &version_text);
 
+  std::string cache = opts.cache_dir.empty() ? default_cache_dir() : opts.cache_dir;
+  if (!make_dirs(cache, err)) return false;
+  // The generated files are named by their own content: the dependency scan needs the
+  // prototype on disk before the cache key (which the scan decides) is known.
   std::string proto = prototype_header(spec);
   std::string shim = call_shim(spec);
-  std::vector<std::string> flags = {"-std=c++17", "-O3",   "-lineinfo", "--shared",
-                                    "-Xcompiler", "-fPIC", "-Xlinker",  "--no-undefined"};
+  std::string proto_path = cache + "/proto-" + sha256_hex(proto).substr(0, 24) + ".h";
+  std::string shim_path = cache + "/shim-" + sha256_hex(shim).substr(0, 24) + ".cu";
+  if (!write_file_atomic(proto_path, proto, err) || !write_file_atomic(shim_path, shim, err)) {
+    return false;
+  }
+
+  // What reads the source (scan and compile alike) and what only links.
+  std::vector<std::string> flags = {"-std=c++17", "-O3", "-lineinfo", "-Xcompiler", "-fPIC"};
   for (const std::string& f : gencode_flags(opts.arch)) flags.push_back(f);
+  for (const std::string& d : result->include_dirs) {
+    flags.push_back("-I");
+    flags.push_back(d);
+  }
+  flags.insert(flags.end(), opts.extra_flags.begin(), opts.extra_flags.end());
+  flags.push_back("-Xptxas");
+  flags.push_back("-v");
+  std::vector<std::string> link_flags = {"--shared", "-Xlinker", "--no-undefined"};
   std::string stubs = dir_of(dir_of(nvcc)) + "/lib64/stubs";
   if (access((stubs + "/libcuda.so").c_str(), R_OK) == 0) {
-    flags.push_back("-L" + stubs);
-    flags.push_back("-lcuda");
+    link_flags.push_back("-L" + stubs);
+    link_flags.push_back("-lcuda");
+  }
+
+  // Dependency scan: nvcc lists every file the preprocessor reads, host and device passes.
+  std::string deps_path = cache + "/deps-" + std::to_string(getpid()) + ".d";
+  std::vector<std::string> scan = {nvcc};
+  scan.insert(scan.end(), flags.begin(), flags.end());
+  for (const std::string& a :
+       {std::string("-include"), proto_path, std::string("-M"), std::string("-MT"),
+        std::string("fp4arena_deps"), std::string("-MF"), deps_path, source_path}) {
+    scan.push_back(a);
+  }
+  std::string scan_log;
+  bool timed_out = false;
+  int scan_status = run_capture_with_timeout(scan, seconds_left(), &scan_log, &timed_out);
+  std::string deps_text;
+  bool have_deps = scan_status == 0 && read_file(deps_path, &deps_text, err);
+  unlink(deps_path.c_str());
+  result->command = join_command(scan);
+  result->seconds = seconds_since(t0);
+  if (timed_out) {
+    result->timed_out = true;
+    result->diagnostics = rewrite_diagnostics(scan_log, proto_path, shim_path) +
+                          "fp4arena: the dependency scan (nvcc -M) ran past the compile time "
+                          "limit of " +
+                          seconds_text(opts.timeout_seconds) + " s\n";
+    return true;
+  }
+  if (scan_status == -1 || scan_status == 127) {
+    *err = "could not run nvcc (" + nvcc + "): " + scan_log;
+    return false;
+  }
+  if (scan_status != 0) {
+    result->diagnostics = rewrite_diagnostics(scan_log, proto_path, shim_path);
+    return true;
+  }
+  if (!have_deps) return false;
+  std::vector<std::string> deps;
+  if (!parse_make_dependencies(deps_text, &deps, err)) {
+    *err = "nvcc -M: " + *err;
+    return false;
+  }
+  std::string problem;
+  std::vector<std::string> skip = {realpath_of(source_path), realpath_of(proto_path)};
+  if (!hash_headers(deps, skip, system_dirs(nvcc), &result->headers, &problem)) {
+    result->diagnostics = "fp4arena: " + problem + "\n";
+    return true;
   }
 
   Sha256 key;
@@ -197,38 +833,50 @@ bool compile_solution(const Spec& spec, const std::string& source_path, const Co
     key.update(part);
     key.update("\0", 1);
   }
-  for (const std::string& f : flags) key.update(f + "\n");
-  hash_local_includes(source, dir_of(source_path), &key, 0);
+  for (const auto* list : {&flags, &link_flags}) {
+    for (const std::string& f : *list) key.update(f + "\n");
+  }
+  for (const HeaderHash& h : result->headers) key.update(h.path + "\n" + h.sha256 + "\n");
   std::string hash = key.hex_digest().substr(0, 24);
 
-  std::string cache = opts.cache_dir.empty() ? default_cache_dir() : opts.cache_dir;
-  if (!make_dirs(cache, err)) return false;
   std::string so = cache + "/" + hash + ".so";
+  std::string kernels_path = cache + "/" + hash + ".kernels.json";
   result->so_path = so;
-  if (opts.use_cache && access(so.c_str(), R_OK) == 0) {
+  // The compile itself writes to a temporary name; the recorded command names the object.
+  std::string tmp_so = so + ".tmp." + std::to_string(getpid());
+  auto compile_argv = [&](const std::string& out) {
+    std::vector<std::string> argv = {nvcc};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    argv.insert(argv.end(), link_flags.begin(), link_flags.end());
+    for (const std::string& a :
+         {std::string("-include"), proto_path, std::string("-o"), out, source_path, shim_path}) {
+      argv.push_back(a);
+    }
+    return argv;
+  };
+  std::vector<std::string> argv = compile_argv(tmp_so);
+  result->command = join_command(compile_argv(so));
+  if (opts.use_cache && access(so.c_str(), R_OK) == 0 &&
+      read_kernels_file(kernels_path, &result->kernels)) {
     result->ok = true;
     result->cached = true;
+    result->seconds = seconds_since(t0);
     return true;
   }
-  std::string proto_path = cache + "/" + hash + ".proto.h";
-  std::string shim_path = cache + "/" + hash + ".shim.cu";
-  if (!write_file_atomic(proto_path, proto, err) || !write_file_atomic(shim_path, shim, err)) {
-    return false;
-  }
-  std::string tmp_so = so + ".tmp." + std::to_string(getpid());
-  std::vector<std::string> argv = {nvcc};
-  argv.insert(argv.end(), flags.begin(), flags.end());
-  for (const std::string& a :
-       {std::string("-include"), proto_path, std::string("-o"), tmp_so, source_path, shim_path}) {
-    argv.push_back(a);
-  }
-  for (const std::string& a : argv) result->command += (result->command.empty() ? "" : " ") + a;
-
-  auto t0 = std::chrono::steady_clock::now();
   std::string log;
-  int status = run_capture(argv, &log);
-  result->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  result->diagnostics = rewrite_diagnostics(log, proto_path, shim_path);
+  double left = seconds_left();
+  int status = left > 0 ? run_capture_with_timeout(argv, left, &log, &timed_out) : 137;
+  if (left <= 0) timed_out = true;
+  result->seconds = seconds_since(t0);
+  result->kernels = parse_ptxas_report(log);
+  result->diagnostics = rewrite_diagnostics(strip_ptxas_info(log), proto_path, shim_path);
+  if (timed_out) {
+    unlink(tmp_so.c_str());
+    result->timed_out = true;
+    result->diagnostics += "fp4arena: nvcc ran past the compile time limit of " +
+                           seconds_text(opts.timeout_seconds) + " s\n";
+    return true;
+  }
   if (status != 0) {
     unlink(tmp_so.c_str());
     if (mentions_signature_problem(log, spec.function)) {
@@ -243,8 +891,15 @@ bool compile_solution(const Spec& spec, const std::string& source_path, const Co
     }
     return true;
   }
+  nlohmann::json report = {{"version", 1}, {"kernels", kernel_resources_json(result->kernels)}};
+  // The report first: an object in the cache always has its report beside it.
+  if (!write_file_atomic(kernels_path, report.dump(2) + "\n", err)) {
+    unlink(tmp_so.c_str());
+    return false;
+  }
   if (rename(tmp_so.c_str(), so.c_str()) != 0) {
     *err = so + ": cannot move the compiled object into the cache";
+    unlink(tmp_so.c_str());
     return false;
   }
   result->ok = true;

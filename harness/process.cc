@@ -1,11 +1,15 @@
 #include "harness/process.h"
 
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <climits>
 #include <cstring>
 #include <fstream>
@@ -13,8 +17,15 @@
 
 namespace fp4arena {
 
-int run_capture(const std::vector<std::string>& argv, std::string* output) {
+namespace {
+
+// One implementation for both entry points; a limit <= 0 means none (and no process group
+// of its own, so that Ctrl-C at a terminal still reaches the child).
+int run_child(const std::vector<std::string>& argv, double timeout_seconds, std::string* output,
+              bool* timed_out) {
   output->clear();
+  if (timed_out) *timed_out = false;
+  const bool limited = timeout_seconds > 0;
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) {
     *output = std::string("pipe: ") + std::strerror(errno);
@@ -28,6 +39,7 @@ int run_capture(const std::vector<std::string>& argv, std::string* output) {
     return -1;
   }
   if (pid == 0) {
+    if (limited) setpgid(0, 0);
     dup2(fds[1], 1);
     dup2(fds[1], 2);
     std::vector<char*> args;
@@ -37,9 +49,26 @@ int run_capture(const std::vector<std::string>& argv, std::string* output) {
     dprintf(2, "cannot run %s: %s\n", args[0], std::strerror(errno));
     _exit(127);
   }
+  // Both sides set the group, so that a kill never races the child's own setpgid.
+  if (limited) setpgid(pid, pid);
   close(fds[1]);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_seconds);
+  bool killed = false;
   char buf[8192];
   for (;;) {
+    if (limited) {
+      double left =
+          std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
+      if (left <= 0) {
+        kill(-pid, SIGKILL);
+        killed = true;
+        break;
+      }
+      struct pollfd p = {fds[0], POLLIN, 0};
+      int ready = poll(&p, 1, static_cast<int>(std::min(left * 1000.0 + 1, 1000.0)));
+      if (ready < 0 && errno != EINTR) break;
+      if (ready <= 0) continue;
+    }
     ssize_t n = read(fds[0], buf, sizeof buf);
     if (n > 0) {
       output->append(buf, static_cast<size_t>(n));
@@ -53,9 +82,24 @@ int run_capture(const std::vector<std::string>& argv, std::string* output) {
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
+  if (killed) {
+    if (timed_out) *timed_out = true;
+    return 128 + SIGKILL;
+  }
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
   return -1;
+}
+
+}  // namespace
+
+int run_capture(const std::vector<std::string>& argv, std::string* output) {
+  return run_child(argv, 0, output, nullptr);
+}
+
+int run_capture_with_timeout(const std::vector<std::string>& argv, double timeout_seconds,
+                             std::string* output, bool* timed_out) {
+  return run_child(argv, timeout_seconds, output, timed_out);
 }
 
 std::string self_exe_dir() {

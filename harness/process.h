@@ -11,6 +11,12 @@ namespace fp4arena {
 /// not be started (then *output says why).
 int run_capture(const std::vector<std::string>& argv, std::string* output);
 
+/// As run_capture, but with a wall-clock limit: when `timeout_seconds` (> 0) pass first, the
+/// child and everything it started (it runs in its own process group) are killed with
+/// SIGKILL, *timed_out is set and 128+SIGKILL is returned; *output holds what came before.
+int run_capture_with_timeout(const std::vector<std::string>& argv, double timeout_seconds,
+                             std::string* output, bool* timed_out);
+
 /// The directory holding the running executable (from /proc/self/exe).
 std::string self_exe_dir();
 
