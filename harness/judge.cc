@@ -265,30 +265,6 @@ std::string read_logs(const std::vector<std::string>& logs, size_t first) {
   return all;
 }
 
-// "// author: NAME" on a line of its own, found by scanning lines (no regex on user text).
-std::string author_line(const std::string& source) {
-  size_t pos = 0;
-  while (pos < source.size()) {
-    size_t end = source.find('\n', pos);
-    if (end == std::string::npos) end = source.size();
-    size_t i = pos;
-    while (i < end && (source[i] == ' ' || source[i] == '\t')) ++i;
-    if (source.compare(i, 2, "//") == 0) {
-      i += 2;
-      while (i < end && (source[i] == ' ' || source[i] == '\t')) ++i;
-      if (source.compare(i, 7, "author:") == 0) {
-        i += 7;
-        while (i < end && (source[i] == ' ' || source[i] == '\t')) ++i;
-        std::string a = source.substr(i, std::min<size_t>(end - i, 200));
-        while (!a.empty() && std::isspace(static_cast<unsigned char>(a.back()))) a.pop_back();
-        if (!a.empty()) return a;
-      }
-    }
-    pos = end + 1;
-  }
-  return "";
-}
-
 class Session {
  public:
   Session(const JudgeOptions& opts, std::ostream& log) : opts_(opts), log_(log) {}
@@ -877,6 +853,8 @@ bool Session::compile_step(JudgeOutcome* outcome) {
   CompileOptions copts;
   copts.arch = !opts_.arch.empty() ? opts_.arch : gpu_ ? device_.arch : "sm_90a";
   copts.cache_dir = opts_.cache_dir;
+  copts.include_dirs = opts_.include_dirs;
+  copts.extra_flags = opts_.nvcc_flags;
   device_.arch = copts.arch;
   std::string nvcc = find_nvcc();
   nvcc_version_ = nvcc.empty() ? "" : nvcc_version(nvcc);
@@ -887,7 +865,8 @@ bool Session::compile_step(JudgeOutcome* outcome) {
   if (!compile_solution(spec_, opts_.solution_path, copts, &compiled_, &err)) {
     end_progress();
     log_ << "fp4arena: " << err << "\n";
-    outcome->code = err.rfind("--arch", 0) == 0 ? ExitCode::kUsage : ExitCode::kInternal;
+    outcome->code = compiled_.usage_error || err.rfind("--arch", 0) == 0 ? ExitCode::kUsage
+                                                                         : ExitCode::kInternal;
     return false;
   }
   end_progress();
@@ -903,6 +882,10 @@ bool Session::compile_step(JudgeOutcome* outcome) {
        << copts.arch << "  nvcc " << nvcc_version_ << "  sha256 "
        << compiled_.source_sha256.substr(0, 12) << "\n";
   if (!compiled_.diagnostics.empty()) log_ << compiled_.diagnostics;
+  if (!compiled_.kernels.empty()) log_ << format_kernel_resources(compiled_.kernels);
+  for (const HeaderHash& h : compiled_.headers) {
+    log_ << "header   " << h.path << "  sha256 " << h.sha256.substr(0, 12) << "\n";
+  }
   return true;
 }
 
@@ -943,6 +926,9 @@ ExitCode Session::finish(const std::vector<nlohmann::json>& tests,
   const bool all_passed = passed == total && total > 0 && score.valid;
 
   nlohmann::json headers = nlohmann::json::array();
+  for (const HeaderHash& h : compiled_.headers) {
+    headers.push_back({{"path", h.path}, {"sha256", h.sha256}});
+  }
   nlohmann::json record = {
       {"schema", kRecordSchema},
       {"judge_version", FP4ARENA_VERSION},
@@ -959,9 +945,11 @@ ExitCode Session::finish(const std::vector<nlohmann::json>& tests,
       {"solution",
        {{"path", opts_.solution_path},
         {"sha256", compiled_.source_sha256},
-        {"author", opts_.author.empty() ? author_line(source_) : opts_.author},
+        {"author", opts_.author.empty() ? author_of(source_) : opts_.author},
         {"headers", headers},
-        {"nvcc_flags", opts_.nvcc_flags}}},
+        {"nvcc_flags", compiled_.nvcc_flags},
+        {"include_dirs", compiled_.include_dirs},
+        {"kernels", kernel_resources_json(compiled_.kernels)}}},
       {"device", device_to_json(device_, nvcc_version_)},
       {"buffers", buffer_mode_name(opts_.buffers)},
       {"timing_method",

@@ -100,3 +100,31 @@ TEST(Cli, RunWithoutAGpuSaysSoAndStillChecks) {
 
 }  // namespace
 }  // namespace fp4arena
+
+namespace fp4arena {
+namespace {
+
+TEST(Cli, NvccFlagsAreAllowListedAndKernelsAreReported) {
+  using testing_util::challenge_dir;
+  using testing_util::run_cli;
+  const std::string naive = testing_util::source_dir() + "/solutions/nvfp4_matmul/naive.cu";
+  auto r = run_cli({challenge_dir(), "--solution", naive, "--action", "check", "--nvcc-flag",
+                    "-ccbin=/tmp/evil"});
+  EXPECT_EQ(r.exit_code, int(ExitCode::kUsage)) << r.output;
+  EXPECT_NE(r.output.find("-ccbin=/tmp/evil"), std::string::npos) << r.output;
+  r = run_cli({challenge_dir(), "--solution", naive, "--action", "check", "--include-dir",
+               "/nonexistent/include"});
+  EXPECT_EQ(r.exit_code, int(ExitCode::kUsage)) << r.output;
+  r = run_cli({challenge_dir(), "--solution", naive, "--action", "check", "--nvcc-flag",
+               "-DFP4ARENA_TEST_FLAG=1", "--nvcc-flag", "-maxrregcount=128"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  // ptxas's resource report: the naive kernel's registers and shared memory.
+  EXPECT_NE(r.output.find("regs"), std::string::npos) << r.output;
+  r = run_cli({challenge_dir(), "--solution", testing_util::source_dir() + "/solutions", "--action",
+               "check"});
+  EXPECT_EQ(r.exit_code, int(ExitCode::kUsage)) << r.output;
+  EXPECT_NE(r.output.find("is a folder"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace fp4arena
