@@ -34,6 +34,7 @@ struct CliOptions {
   double timeout = 0;
   std::string cache_dir;
   std::string board_out = "leaderboard";
+  std::string challenges_dir = "challenges";
   std::string buffers = "ring";
 };
 
@@ -95,6 +96,7 @@ int leaderboard(const CliOptions& o) {
   fp4arena::LeaderboardOptions lo;
   lo.results_dir = o.results_dir;
   lo.out_dir = o.board_out;
+  lo.challenges_dir = o.challenges_dir;
   fp4arena::LeaderboardReport report;
   std::string err;
   if (!fp4arena::build_leaderboard(lo, &report, &err)) {
@@ -149,6 +151,10 @@ int main(int argc, char** argv) {
   app.add_option("--results", o.results_dir, "submit, leaderboard: the results folder")
       ->capture_default_str();
   app.add_option("--out", o.board_out, "leaderboard: where leaderboard.{md,html,json} go")
+      ->capture_default_str();
+  app.add_option("--challenges", o.challenges_dir,
+                 "leaderboard: the folder of challenges whose spec.json each record's metric must "
+                 "match (an empty string: no check)")
       ->capture_default_str();
   app.add_option("--author", o.author, "Author recorded in the submit record");
   app.add_flag("--no-yardstick", o.no_yardstick, "submit: skip the cuBLAS FP16 comparison");
