@@ -188,30 +188,71 @@ bool is_identifier(const std::string& s) {
   });
 }
 
-// Deepest nesting of arrays and objects in `text`, scanning no further than `limit` + 1 levels.
-// Brackets inside strings do not count. A cheap pass before the parser, which would otherwise
-// build (and later destroy) an arbitrarily deep tree.
-int nesting_depth(const std::string& text, int limit) {
-  int depth = 0, deepest = 0;
-  bool in_string = false;
+// A pass over the raw text before the parser, for what the parser would handle badly or without
+// naming the field: nesting deeper than `max_depth` (the parser would build, and later destroy,
+// an arbitrarily deep tree) and numbers beyond a double's range (nlohmann refuses "1e999" with
+// no hint of where it is). It keeps the path of the value it is in ("benchmarks[0].median_ms")
+// for the message. Malformed text is left to the parser: the scan only has to be safe on it.
+bool prescan_json(const std::string& text, int max_depth, std::string* reason) {
+  struct Frame {
+    bool object;
+    std::string key;  // the object's current key
+    size_t index;     // the array's current index
+  };
+  std::vector<Frame> stack;
+  bool expect_key = false;
+  auto path = [&stack]() {
+    std::string p;
+    for (const Frame& f : stack) {
+      if (f.object) {
+        p += (p.empty() ? "" : ".") + f.key;
+      } else {
+        p += "[" + std::to_string(f.index) + "]";
+      }
+    }
+    return p;
+  };
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;
-      } else if (c == '"') {
-        in_string = false;
+    if (c == '"') {
+      const size_t start = ++i;
+      while (i < text.size() && text[i] != '"') i += text[i] == '\\' ? 2 : 1;
+      if (expect_key && !stack.empty() && stack.back().object) {
+        // Keys are shown as written (escapes and all), cut to a sane length.
+        stack.back().key = shorten(text.substr(start, std::min(i, text.size()) - start), 40);
+        expect_key = false;
       }
-    } else if (c == '"') {
-      in_string = true;
     } else if (c == '[' || c == '{') {
-      deepest = std::max(deepest, ++depth);
-      if (deepest > limit) return deepest;
+      if (static_cast<int>(stack.size()) >= max_depth) {
+        *reason = "record nested deeper than " + std::to_string(max_depth) + " levels";
+        return false;
+      }
+      stack.push_back({c == '{', "", 0});
+      expect_key = c == '{';
     } else if (c == ']' || c == '}') {
-      --depth;
+      if (!stack.empty()) stack.pop_back();
+      expect_key = false;
+    } else if (c == ',') {
+      if (!stack.empty() && stack.back().object) {
+        expect_key = true;
+      } else if (!stack.empty()) {
+        ++stack.back().index;
+      }
+    } else if (c == '-' || is_digit(c)) {
+      size_t end = i;
+      while (end < text.size() && (is_digit(text[end]) || std::strchr("+-.eE", text[end]))) ++end;
+      const std::string token = text.substr(i, std::min<size_t>(end - i, 400));
+      const double v = std::strtod(token.c_str(), nullptr);
+      if (!std::isfinite(v)) {
+        const std::string where = path();
+        *reason = "field " + (where.empty() ? std::string("(top level)") : where) +
+                  " is not a finite number (" + shorten(token, 40) + ")";
+        return false;
+      }
+      i = end - 1;
     }
   }
-  return deepest;
+  return true;
 }
 
 // The workload expression: checked for its alphabet and depth once, when the record is read, so
@@ -808,7 +849,12 @@ bool check_device_and_limit(Parsed* p, std::string* reason) {
   SubmitRecord& r = p->r;
   std::string why;
   if (!plausible_device(r.device, &why)) {
-    *reason = "implausible device: device." + why;
+    // The table names the field it found implausible, except for an unknown architecture.
+    const std::string unknown = "compute capability ";
+    *reason =
+        "implausible device: device." + (why.compare(0, unknown.size(), unknown) == 0
+                                             ? "compute_capability " + why.substr(unknown.size())
+                                             : why);
     return false;
   }
   LimitKind kind;
@@ -1057,8 +1103,8 @@ SpecMetric read_spec_metric(const std::string& challenges_dir, const std::string
     return m;
   }
   try {
-    if (nesting_depth(text, kMaxRecordDepth) > kMaxRecordDepth) {
-      m.error = where + ": nested too deeply";
+    if (!prescan_json(text, kMaxRecordDepth, &why)) {
+      m.error = where + ": " + why;
       return m;
     }
     const json doc = json::parse(text);
@@ -1241,10 +1287,7 @@ bool parse_record(const std::string& text, SubmitRecord* out, std::string* reaso
               " bytes is larger than the board reads (" + std::to_string(kMaxRecordBytes) + ")";
     return false;
   }
-  if (nesting_depth(text, kMaxRecordDepth) > kMaxRecordDepth) {
-    *reason = "record nested deeper than " + std::to_string(kMaxRecordDepth) + " levels";
-    return false;
-  }
+  if (!prescan_json(text, kMaxRecordDepth, reason)) return false;
   json root;
   try {
     root = json::parse(text);
