@@ -280,17 +280,21 @@ bool check_expression_text(const std::string& e, std::string* why) {
 // An upper bound on |value| of every intermediate result of `expr` over `vars` (|a±b| <= |a|+|b|,
 // |a*b| = |a|*|b|, |a/b| <= |a| for an exact division), in long double. eval_expr() computes in
 // int64 without overflow checks, so the board calls it only where this bound stays below 2^62.
+// The bound walks the same grammar left to right and keeps the largest value it met, also on an
+// expression it cannot finish: eval_expr() stops at the same place, having computed no more.
 class MagnitudeBound {
  public:
   MagnitudeBound(const std::string& s, const std::map<std::string, std::int64_t>& vars)
       : s_(s), vars_(vars) {}
-  bool run(long double* out) {
-    if (!sum(out)) return false;
-    skip();
-    return pos_ == s_.size();
+  /// The largest magnitude met while reading the expression, as far as it could be read.
+  long double run() {
+    long double v = 0;
+    sum(&v);
+    return largest_;
   }
 
  private:
+  void note(long double v) { largest_ = std::max(largest_, v); }
   void skip() {
     while (pos_ < s_.size() && s_[pos_] == ' ') ++pos_;
   }
@@ -303,6 +307,7 @@ class MagnitudeBound {
       long double rhs;
       if (!product(&rhs)) return false;
       *out += rhs;
+      note(*out);
     }
   }
   bool product(long double* out) {
@@ -314,6 +319,7 @@ class MagnitudeBound {
       long double rhs;
       if (!atom(&rhs)) return false;
       if (op == '*') *out *= rhs;
+      note(*out);
     }
   }
   bool atom(long double* out) {
@@ -328,7 +334,10 @@ class MagnitudeBound {
     }
     if (is_digit(c)) {
       *out = 0;
-      while (pos_ < s_.size() && is_digit(s_[pos_])) *out = *out * 10 + (s_[pos_++] - '0');
+      while (pos_ < s_.size() && is_digit(s_[pos_])) {
+        *out = *out * 10 + (s_[pos_++] - '0');
+        note(*out);
+      }
       return true;
     }
     const size_t start = pos_;
@@ -338,12 +347,14 @@ class MagnitudeBound {
     auto it = vars_.find(s_.substr(start, pos_ - start));
     if (pos_ == start || it == vars_.end()) return false;
     *out = std::fabs(static_cast<long double>(it->second));
+    note(*out);
     return true;
   }
 
   const std::string& s_;
   const std::map<std::string, std::int64_t>& vars_;
   size_t pos_ = 0;
+  long double largest_ = 0;
 };
 
 // The workload of one call: `expression` evaluated exactly on `dims` with the spec's own
@@ -351,14 +362,10 @@ class MagnitudeBound {
 bool evaluate_workload(const std::string& expression,
                        const std::map<std::string, std::int64_t>& dims, std::int64_t* out,
                        std::string* why) {
-  long double bound = 0;
-  MagnitudeBound guard(expression, dims);
-  if (guard.run(&bound) && bound >= std::ldexp(1.0L, 62)) {
+  if (MagnitudeBound(expression, dims).run() >= std::ldexp(1.0L, 62)) {
     *why = "its value is too large to evaluate exactly";
     return false;
   }
-  // Where the guard failed (an unknown name, a syntax error), eval_expr() says why; it cannot
-  // overflow on those before it fails, since the guard got as far as its first problem.
   return eval_expr(expression, dims, out, why);
 }
 
@@ -1719,13 +1726,21 @@ bool build_leaderboard(const LeaderboardOptions& options, LeaderboardReport* rep
     SubmitRecord r;
     std::string reason;
     const std::string shown = valid_utf8(rel.generic_string());
-    bool ok = load_record((results / rel).string(), &r, &reason);
-    if (ok && !options.challenges_dir.empty()) {
-      auto found = specs.find(r.challenge);
-      if (found == specs.end())
-        found =
-            specs.emplace(r.challenge, read_spec_metric(options.challenges_dir, r.challenge)).first;
-      ok = check_against(r, found->second, &reason);
+    bool ok = false;
+    // parse_record() catches what the JSON library throws; this is the last net, so that one
+    // file (or an allocation it asks for) can never take the whole board down.
+    try {
+      ok = load_record((results / rel).string(), &r, &reason);
+      if (ok && !options.challenges_dir.empty()) {
+        auto found = specs.find(r.challenge);
+        if (found == specs.end())
+          found = specs.emplace(r.challenge, read_spec_metric(options.challenges_dir, r.challenge))
+                      .first;
+        ok = check_against(r, found->second, &reason);
+      }
+    } catch (const std::exception& e) {
+      ok = false;
+      reason = "cannot read the record: " + shorten(valid_utf8(e.what()), 200);
     }
     if (ok) {
       r.file = shown;

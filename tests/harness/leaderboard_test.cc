@@ -611,6 +611,10 @@ TEST(ParseRecordV2, RejectsAWorkloadMismatch) {
             }),
             "inconsistent: benchmarks[0] 'prefill': metric.expression cannot be evaluated on its "
             "dims: its value is too large to evaluate exactly");
+  // Also where the expression fails further on: the evaluator would overflow on the way there.
+  EXPECT_EQ(v2_reason([](json& r) { r["metric"]["expression"] = "99999999999999999999*nope"; }),
+            "inconsistent: benchmarks[0] 'prefill': metric.expression cannot be evaluated on its "
+            "dims: its value is too large to evaluate exactly");
   EXPECT_EQ(v2_reason([](json& r) { r["metric"]["expression"] = "2*M*N*K; rm -rf /"; }),
             "field metric.expression \"2*M*N*K; rm -rf /\" may hold only names, integers, + - * "
             "/ ( ) and spaces");
