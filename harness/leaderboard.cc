@@ -244,7 +244,7 @@ bool prescan_json(const std::string& text, int max_depth, std::string* reason) {
       const std::string token = text.substr(i, std::min<size_t>(end - i, 400));
       const double v = std::strtod(token.c_str(), nullptr);
       if (!std::isfinite(v)) {
-        const std::string where = path();
+        const std::string where = valid_utf8(path());  // keys are raw bytes here
         *reason = "field " + (where.empty() ? std::string("(top level)") : where) +
                   " is not a finite number (" + shorten(token, 40) + ")";
         return false;
@@ -1746,7 +1746,7 @@ bool build_leaderboard(const LeaderboardOptions& options, LeaderboardReport* rep
       r.file = shown;
       records.push_back(std::move(r));
     } else {
-      rejected.push_back({shown, reason});
+      rejected.push_back({shown, valid_utf8(reason)});
     }
   }
   rep.records_read = static_cast<int>(files.size());
