@@ -1086,14 +1086,23 @@ bool read_text_file(const fs::path& path, std::string* text, std::string* why) {
            std::to_string(kMaxRecordBytes) + ")";
     return false;
   }
+  // Read no more than the cap even if the file grows meanwhile.
   std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
   if (!in) {
     *why = "cannot read the file";
     return false;
   }
-  *text = s.str();
+  text->assign(static_cast<size_t>(size) + 1, '\0');
+  in.read(&(*text)[0], static_cast<std::streamsize>(text->size()));
+  if (in.bad()) {
+    *why = "cannot read the file";
+    return false;
+  }
+  text->resize(static_cast<size_t>(in.gcount()));
+  if (text->size() > kMaxRecordBytes) {
+    *why = "file grew past the size the board reads (" + std::to_string(kMaxRecordBytes) + ")";
+    return false;
+  }
   return true;
 }
 
