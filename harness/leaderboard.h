@@ -1,41 +1,73 @@
-// The leaderboard: reads `fp4arena.submit.v1` records, validates them, ranks them and renders
-// the board as JSON, Markdown and a self-contained HTML page.
+// The leaderboard: reads submit records (`fp4arena.submit.v2`, and `fp4arena.submit.v1`
+// migrated into the same shape), recomputes every figure they claim, ranks them and renders the
+// board as JSON, Markdown and a self-contained HTML page.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "harness/device_limits.h"
+
 namespace fp4arena {
 
-/// One benchmark case of a submit record, reduced to what the board shows.
-struct RecordCase {
-  std::string name;
-  std::int64_t m = 0, n = 0, k = 0;
-  double flops = 0;
-  std::string verdict;
-  std::optional<double> median_ms;        ///< null where the case did not run
-  std::optional<double> tflops;           ///< null where the case did not run
-  std::optional<double> ratio_to_cublas;  ///< present only where the judge timed cuBLAS
+/// The same-run comparison the judge timed on one benchmark case (v2 `yardstick`; v1
+/// `cublas_fp16_ms`, `cublas_fp16_tflops`, `ratio_to_cublas`).
+struct Yardstick {
+  std::string name;  ///< e.g. "cuBLAS FP16 GEMM on dequantized operands"
+  double median_ms = 0;
+  double value = 0;  ///< in the record's metric unit
+  double ratio = 0;  ///< the case's value / the yardstick's value
 };
 
-/// The fields of one submit record that the board uses. `file` is not part of the record: the
-/// loader's caller sets it (the path relative to the results directory).
+/// What a record's figures measure (v2 `metric`). The two valid triples are
+/// {"tflops", "TF/s", "flops"} and {"gbps", "GB/s", "bytes"}.
+struct Metric {
+  std::string name;        ///< "tflops" or "gbps"
+  std::string unit;        ///< "TF/s" or "GB/s"
+  std::string workload;    ///< "flops" or "bytes"
+  std::string expression;  ///< the workload of one call, an expression of the dims ("2*M*N*K")
+};
+
+/// One benchmark case of a submit record, reduced to what the board shows and checks.
+struct RecordCase {
+  std::string name;
+  std::map<std::string, std::int64_t> dims;  ///< v1: M, N, K
+  double workload = 0;                       ///< FLOPs or bytes of one call
+  std::string verdict;
+  std::optional<double> median_ms;     ///< null where the case did not run
+  std::optional<double> min_ms;        ///< null where the case did not run
+  std::optional<double> max_ms;        ///< null where the case did not run (absent in old v1)
+  std::optional<double> value;         ///< the metric's value; null where the case did not run
+  std::optional<double> pct_of_limit;  ///< as the record states it (v1: pct_of_peak)
+  std::optional<Yardstick> yardstick;  ///< present only where the judge timed one
+};
+
+/// The fields of one submit record that the board uses, whichever schema it was written in.
+/// `file` is not part of the record: the loader's caller sets it.
 struct SubmitRecord {
   std::string file;
-  std::string judge_version;  ///< e.g. "0.1.0"
-  std::string created_utc;    ///< e.g. "2026-11-22T03:00:00Z"
-  std::string challenge;
+  std::string schema;             ///< "fp4arena.submit.v2" or "fp4arena.submit.v1"
+  bool migrated_from_v1 = false;  ///< read from a v1 record (the board notes "v1 record")
+  std::string judge_version;      ///< e.g. "0.2.0"
+  std::string created_utc;        ///< e.g. "2026-11-22T03:00:00Z"
+  std::string challenge;          ///< a plain name: letters, digits, '_', '-', '.'
   std::int64_t spec_version = 0;
   std::string solution_path;
   std::string solution_stem;  ///< file name of solution_path without its extension
   std::string sha256;         ///< 64 lowercase hex digits
   std::string author;         ///< empty where the record has none
   std::string device_name;
-  double peak_tflops = 0;  ///< device.peak_fp16_dense_tflops
+  DeviceShape device;      ///< from the record's device fields (v1: no bus width, 0)
+  Metric metric;           ///< v1: tflops, TF/s, flops, "2*M*N*K"
+  std::string limit_name;  ///< "fp16_dense", "fp8_dense", "fp4_dense" or "dram" (v1: fp16_dense)
+  /// The limit recomputed by the board from the judge's table (device_limits.h) and the device
+  /// fields; never the record's own figure. 0 where the table has no entry.
+  double limit_value = 0;
   std::vector<RecordCase> benchmarks;
-  std::optional<double> score_tflops;  ///< score.tflops_geomean; null when the score is invalid
+  std::optional<double> score;  ///< score.geomean (v1: tflops_geomean); null when not computed
   bool score_valid = false;
   std::string score_reason;
   bool passed = false;
@@ -48,18 +80,43 @@ struct SubmitRecord {
   std::string failure;
 };
 
-/// Parses `text` as an `fp4arena.submit.v1` record into `*out`. Returns false with a one-line
-/// `*reason` when the text is not JSON ("invalid JSON: ..."), when a field the schema requires is
-/// missing or has the wrong type (the reason names the field, e.g. "missing field
-/// device.peak_fp16_dense_tflops"), when a record that claims a valid score exceeds the device's
-/// dense FP16 peak, or when its figures disagree (tflops vs flops/median_ms/1e9 or the geomean
-/// beyond 1%, flops != 2*M*N*K, `passed` with a failed case). Records that honestly failed are
-/// valid: they parse, with `passed` false.
+/// The largest record file or text the board reads (bytes).
+constexpr std::size_t kMaxRecordBytes = 16u << 20;
+/// The deepest nesting of arrays and objects the board parses.
+constexpr int kMaxRecordDepth = 64;
+
+/// Parses `text` as an `fp4arena.submit.v2` or `fp4arena.submit.v1` record into `*out` (v1 is
+/// migrated: see SubmitRecord). Returns false with a one-line `*reason` that names the field
+/// when:
+/// - the text is larger than kMaxRecordBytes, nested deeper than kMaxRecordDepth, or not JSON
+///   ("invalid JSON: ...", which includes ill-formed UTF-8);
+/// - a field the schema requires is missing, has the wrong type, or holds a non-finite or absurd
+///   number ("missing field device.sm_count", "field benchmarks[0].median_ms must be finite");
+/// - the device is not plausible for the judge's table (plausible_device()), or the record's
+///   own limit (v2 limit.value and device.limits.*, v1 device.peak_fp16_dense_tflops) differs
+///   from the one recomputed from the device fields by more than 1%;
+/// - a figure does not follow from the others: a benchmark's workload != its metric expression
+///   evaluated on its dims (exactly), value != workload/median_ms/factor (1e9 for TF/s, 1e6 for
+///   GB/s) beyond 1%, min_ms <= median_ms <= max_ms fails or median_ms <= 0, the yardstick's
+///   value or ratio beyond 1%, pct_of_limit beyond 1%, the score's geomean beyond 1%, `passed`
+///   with a failed case or an invalid score;
+/// - a valid score, or a benchmark value of a record with a valid score, exceeds the limit.
+/// Records that honestly failed are valid: they parse, with `passed` false.
 bool parse_record(const std::string& text, SubmitRecord* out, std::string* reason);
 
-/// Reads the file at `path` and parses it as parse_record() does; a file that cannot be read is
-/// refused with its reason. Sets `out->file` to `path`.
+/// Reads the file at `path` (refused when over kMaxRecordBytes or unreadable, with the reason)
+/// and parses it as parse_record() does. Sets `out->file` to `path`.
 bool load_record(const std::string& path, SubmitRecord* out, std::string* reason);
+
+/// Checks a parsed record against `<challenges_dir>/<record.challenge>/spec.json` where that
+/// file exists (true where it does not). A record whose challenge.spec_version is the spec's
+/// must state the spec's metric name and workload expression (whitespace aside): v2 specs give
+/// `"metric": {"name": "tflops", "flops": EXPR}` or `{"name": "gbps", "bytes": EXPR}`, v1 specs
+/// a top-level `"flops": EXPR` (tflops). A record of a newer spec version than the file's is
+/// refused; one of an older version is not compared. A spec that cannot be read is a refusal
+/// that names it.
+bool check_record_against_spec(const SubmitRecord& record, const std::string& challenges_dir,
+                               std::string* reason);
 
 /// "0.1.7" -> "0.1": the judge series whose records are comparable.
 std::string judge_series(const std::string& judge_version);
@@ -68,21 +125,28 @@ std::string judge_series(const std::string& judge_version);
 struct BoardEntry {
   int rank = 0;  ///< 1-based, by descending score
   SubmitRecord record;
-  /// Geometric mean of the cases' ratio_to_cublas where every case has one.
-  std::optional<double> ratio_to_cublas;
+  /// Geometric mean of the cases' yardstick ratios where every case has a yardstick.
+  std::optional<double> ratio_to_yardstick;
+  /// The score as a percentage of the recomputed limit; null where the table has no limit.
+  std::optional<double> pct_of_limit;
+  std::vector<std::string> notes;  ///< e.g. "v1 record" for a migrated record
 };
 
-/// The records of one challenge, spec version, judge series and device kind.
+/// The records of one challenge, spec version, judge series, device kind and metric.
 struct BoardGroup {
   std::string challenge;
   std::int64_t spec_version = 0;
   std::string judge_series;
   std::string device;
+  std::string metric;      ///< "tflops" or "gbps"
+  std::string unit;        ///< "TF/s" or "GB/s": every figure of the group is in this unit
+  std::string limit_name;  ///< the limit of the group's entries (the first entry's)
   /// True when this group has the highest spec version among its challenge's records (ranked or
   /// not) and, within that, the highest judge series; older groups stay on the board, marked.
   bool latest = true;
-  std::string note;                ///< why the group is not the latest; empty when it is
-  std::vector<std::string> cases;  ///< benchmark case names, in the order records list them
+  std::string note;                     ///< why the group is not the latest; empty when it is
+  std::vector<std::string> cases;       ///< benchmark case names, in the order records list them
+  std::vector<std::string> yardsticks;  ///< distinct yardstick names of the entries, in order
   std::vector<BoardEntry> entries;
 };
 
@@ -96,8 +160,7 @@ struct RecordNote {
 struct Board {
   std::vector<BoardGroup> groups;      ///< by challenge, newest spec and judge first, then device
   std::vector<RecordNote> not_ranked;  ///< failed, invalid score, or a lower-scoring duplicate
-  std::vector<RecordNote>
-      rejected;  ///< records refused by parse_record(); rank_records() leaves it
+  std::vector<RecordNote> rejected;    ///< records refused by the loader; rank_records() leaves it
 };
 
 /// Ranks valid records: only records with `passed` and `score_valid` are ranked (and not those
@@ -107,7 +170,7 @@ struct Board {
 /// (...)", "not ranked: duplicate of FILE ...").
 Board rank_records(std::vector<SubmitRecord> records);
 
-/// The board as JSON (schema "fp4arena.leaderboard.v1"), deterministic for a given board.
+/// The board as JSON (schema "fp4arena.leaderboard.v2"), deterministic for a given board.
 std::string render_json(const Board& board);
 /// The board as a Markdown document: a table per group, then the unranked and rejected records.
 std::string render_markdown(const Board& board);
@@ -118,6 +181,9 @@ std::string render_html(const Board& board);
 struct LeaderboardOptions {
   std::string results_dir;  ///< read recursively: every *.json file is taken for a record
   std::string out_dir;      ///< receives leaderboard.json, leaderboard.md and leaderboard.html
+  /// Where `<challenge>/spec.json` files are looked up for check_record_against_spec(); empty:
+  /// no spec check. The CLI passes "challenges" unless told otherwise.
+  std::string challenges_dir;
 };
 
 struct LeaderboardReport {
@@ -128,10 +194,11 @@ struct LeaderboardReport {
 };
 
 /// Reads every record under `options.results_dir` (skipping `options.out_dir` if it lies inside),
-/// ranks them and writes the three board files into `options.out_dir`, creating it. Rejected
-/// records do not make it fail: they are listed in `*report` and on the board. Returns false
-/// with `*err` only when the results directory cannot be read or an output cannot be written.
-/// `report` and `err` may be null.
+/// checks each against its challenge's spec where `options.challenges_dir` has one, ranks them and
+/// writes the three board files into `options.out_dir`, creating it. Rejected records do not make
+/// it fail: they are listed in `*report` and on the board. File names that are not UTF-8 are shown
+/// with U+FFFD in place of the bad bytes. Returns false with `*err` only when the results
+/// directory cannot be read or an output cannot be written. `report` and `err` may be null.
 bool build_leaderboard(const LeaderboardOptions& options, LeaderboardReport* report,
                        std::string* err);
 

@@ -36,6 +36,7 @@ struct CliOptions {
   double timeout = 0;
   std::string cache_dir;
   std::string board_out;
+  std::string challenges_dir = "challenges";
   std::string buffers = "ring";
   std::string seed;
   std::vector<std::string> include_dirs;
@@ -101,6 +102,7 @@ int leaderboard(const CliOptions& o) {
   fp4arena::LeaderboardOptions lo;
   lo.results_dir = o.results_dir;
   lo.out_dir = o.board_out.empty() ? "leaderboard" : o.board_out;
+  lo.challenges_dir = o.challenges_dir;
   fp4arena::LeaderboardReport report;
   std::string err;
   if (!fp4arena::build_leaderboard(lo, &report, &err)) {
@@ -168,8 +170,12 @@ int main(int argc, char** argv) {
   app.add_option("--out", o.board_out,
                  "leaderboard: where leaderboard.{md,html,json} go (default leaderboard); dump: "
                  "the folder for the case's files (default dump/<challenge>/<case>)");
+  app.add_option("--challenges", o.challenges_dir,
+                 "leaderboard: the folder of challenges whose spec.json each record's metric must "
+                 "match (an empty string: no check)")
+      ->capture_default_str();
   app.add_option("--author", o.author, "Author recorded in the submit record");
-  app.add_flag("--no-yardstick", o.no_yardstick, "submit: skip the cuBLAS FP16 comparison");
+  app.add_flag("--no-yardstick", o.no_yardstick, "submit: skip the challenge's yardstick (cuBLAS, a device copy, ...)");
   app.add_flag("--no-progress", o.no_progress, "No live progress line on stderr");
   app.add_option("--timeout", o.timeout, "Per-call time limit in seconds (default: the spec's)");
   app.add_option("--buffers", o.buffers,

@@ -92,7 +92,7 @@ class HtmlBoard : public testing::Test {
     fs::create_directories(dir_);
     LeaderboardReport report;
     std::string err;
-    ASSERT_TRUE(build_leaderboard({kRecords, (dir_ / "board").string()}, &report, &err)) << err;
+    ASSERT_TRUE(build_leaderboard({kRecords, (dir_ / "board").string(), ""}, &report, &err)) << err;
     html_path_ = fs::absolute(dir_ / "board" / "leaderboard.html");
   }
   void TearDown() override { fs::remove_all(dir_); }
@@ -158,6 +158,43 @@ TEST_F(HtmlBoard, ChromiumRendersTheRankedRowsAndTheChart) {
   ASSERT_NE(dom.find("</body></html>"), std::string::npos) << dom;
   expect_board(dom);
   EXPECT_NE(dom.find("761.9 TF/s"), std::string::npos);
+}
+
+// v2 records of a GB/s and a TF/s challenge: each group's columns, chart labels and footnote
+// speak its own unit and yardstick.
+TEST(HtmlBoardV2, EachGroupInItsOwnUnit) {
+  const fs::path dir =
+      fs::path(testing::TempDir()) / ("fp4arena_leaderboard_html_v2_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  LeaderboardReport report;
+  std::string err;
+  ASSERT_TRUE(build_leaderboard(
+      {std::string(FP4ARENA_SOURCE_DIR) + "/tests/data/records_v2", (dir / "board").string(),
+       std::string(FP4ARENA_SOURCE_DIR) + "/tests/data/challenge_specs"},
+      &report, &err))
+      << err;
+  const std::string html = read_text(dir / "board" / "leaderboard.html");
+  fs::remove_all(dir);
+  const std::vector<std::string> sections = group_sections(html);
+  ASSERT_EQ(sections.size(), 3u) << html;  // two groups, then "Not ranked"
+  const std::string& gbps = sections[0];
+  const std::string& tflops = sections[1];
+  EXPECT_NE(gbps.find("data-challenge=\"nvfp4_quantize\""), std::string::npos);
+  EXPECT_NE(gbps.find("data-metric=\"gbps\""), std::string::npos);
+  EXPECT_EQ(ranked_rows(gbps), std::vector<std::string>({"1:quant_vectorized", "2:quant_scalar"}));
+  EXPECT_EQ(chart_bars(gbps), std::vector<std::string>({"quant_vectorized", "quant_scalar"}));
+  for (const char* want : {"<th class=\"num\">score GB/s</th>", "<th class=\"num\">wide GB/s</th>",
+                           "<th class=\"num\">% of dram</th>", "3564.5 GB/s</text>",
+                           "device-to-device copy of the same bytes"})
+    EXPECT_NE(gbps.find(want), std::string::npos) << want;
+  EXPECT_EQ(gbps.find("TF/s"), std::string::npos);
+  EXPECT_NE(tflops.find("data-challenge=\"w4a16_matmul\""), std::string::npos);
+  for (const char* want :
+       {"<th class=\"num\">score TF/s</th>", "<th class=\"num\">% of fp16_dense</th>",
+        "cuBLAS FP16 GEMM on dequantized weights"})
+    EXPECT_NE(tflops.find(want), std::string::npos) << want;
+  EXPECT_EQ(tflops.find("GB/s"), std::string::npos);
+  EXPECT_EQ(html.find("cuBLAS</th>"), std::string::npos) << "no hard-coded yardstick column";
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -20,15 +21,27 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
+// v1 records (fp4arena.submit.v1, the NVFP4 matmul only): read through the migration.
 const std::string kRecords = std::string(FP4ARENA_SOURCE_DIR) + "/tests/data/records";
 const std::string kH200 = "nvfp4_matmul/nvidia-h200/";
 const std::string kBest = kH200 + "wgmma_pipelined-448ceb3e818e.json";
+// v2 records of two challenges with different metrics, and the specs they are checked against
+// (only the fields the board reads).
+const std::string kRecordsV2 = std::string(FP4ARENA_SOURCE_DIR) + "/tests/data/records_v2";
+const std::string kSpecs = std::string(FP4ARENA_SOURCE_DIR) + "/tests/data/challenge_specs";
+const std::string kW4a16 = "w4a16_matmul/nvidia-h200/w4a16_wgmma-5a5a5a5a5a5a.json";
+const std::string kQuant = "nvfp4_quantize/nvidia-h200/quant_vectorized-7c7c7c7c7c7c.json";
 
 std::string slurp(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream s;
   s << in.rdbuf();
   return s.str();
+}
+
+void spit(const fs::path& path, const std::string& text) {
+  fs::create_directories(path.parent_path());
+  std::ofstream(path, std::ios::binary) << text;
 }
 
 // A fresh directory per test, so that tests never see each other's boards.
@@ -44,24 +57,34 @@ bool starts_with(const std::string& s, const std::string& prefix) {
   return s.compare(0, prefix.size(), prefix) == 0;
 }
 
-// The reason build_leaderboard() gave for `file`, from "FILE: reason" lines.
-std::map<std::string, std::string> by_file(const std::vector<std::string>& lines) {
+// The reason build_leaderboard() gave for each file, from "DIR/FILE: reason" lines.
+std::map<std::string, std::string> by_file(const std::vector<std::string>& lines,
+                                           const std::string& dir = kRecords) {
   std::map<std::string, std::string> out;
   for (const std::string& line : lines) {
-    EXPECT_TRUE(starts_with(line, kRecords + "/")) << line;
+    EXPECT_TRUE(starts_with(line, dir + "/")) << line;
     const size_t colon = line.find(".json: ");
     EXPECT_NE(colon, std::string::npos) << line;
     if (colon == std::string::npos) continue;
-    out[line.substr(kRecords.size() + 1, colon + 5 - kRecords.size() - 1)] = line.substr(colon + 7);
+    out[line.substr(dir.size() + 1, colon + 5 - dir.size() - 1)] = line.substr(colon + 7);
   }
   return out;
+}
+
+bool valid_utf8(const std::string& s) {
+  try {
+    (void)json(s).dump();  // strict: throws on ill-formed UTF-8
+    return true;
+  } catch (const json::exception&) {
+    return false;
+  }
 }
 
 class FixtureBoard : public testing::Test {
  protected:
   void SetUp() override {
     out_ = fresh_dir(testing::UnitTest::GetInstance()->current_test_info()->name());
-    ASSERT_TRUE(build_leaderboard({kRecords, out_.string()}, &report_, &err_)) << err_;
+    ASSERT_TRUE(build_leaderboard({kRecords, out_.string(), ""}, &report_, &err_)) << err_;
   }
   fs::path out_;
   LeaderboardReport report_;
@@ -82,9 +105,10 @@ TEST_F(FixtureBoard, RejectsNameTheFileAndTheReason) {
   const std::map<std::string, std::string> want = {
       {kH200 + "truncated-81545cc478e8.json", "invalid JSON: parse error at line 51"},
       {kH200 + "no_sha-37be5675d3b9.json", "missing field solution.sha256"},
+      // The limit is the judge's (132 SMs x 1980 MHz x 4096 FLOP/clk), not the record's.
       {kH200 + "too_fast-2423d35f36d6.json",
-       "score.tflops_geomean 2361.9 TF/s exceeds the device's physical limit "
-       "(device.peak_fp16_dense_tflops 1070.4 TF/s)"},
+       "score.tflops_geomean 2361.9 TF/s exceeds the device's physical limit (fp16_dense 1070.5 "
+       "TF/s, from the judge's table)"},
       {kH200 + "fudged-e7660c910fb5.json",
        "inconsistent: benchmarks[0] 'table5': tflops 500.0 != flops/median_ms/1e9 = 231.9 "
        "(beyond 1%)"},
@@ -109,7 +133,7 @@ TEST_F(FixtureBoard, FailedAndDuplicateRecordsAreNotRanked) {
 
 TEST_F(FixtureBoard, JsonHasTheExactRanking) {
   const json board = json::parse(slurp(out_ / "leaderboard.json"));
-  EXPECT_EQ(board["schema"], "fp4arena.leaderboard.v1");
+  EXPECT_EQ(board["schema"], "fp4arena.leaderboard.v2");
   struct Want {
     std::string device;
     int spec;
@@ -130,6 +154,9 @@ TEST_F(FixtureBoard, JsonHasTheExactRanking) {
     EXPECT_EQ(group["device"], want[g].device);
     EXPECT_EQ(group["spec_version"], want[g].spec);
     EXPECT_EQ(group["judge_series"], "0.1");
+    EXPECT_EQ(group["metric"], "tflops");
+    EXPECT_EQ(group["unit"], "TF/s");
+    EXPECT_EQ(group["limit"], "fp16_dense");
     EXPECT_EQ(group["latest"], want[g].latest);
     EXPECT_EQ(group["cases"], json({"table5", "llama_ffn"}));
     ASSERT_EQ(group["entries"].size(), want[g].solutions.size());
@@ -137,7 +164,9 @@ TEST_F(FixtureBoard, JsonHasTheExactRanking) {
       const json& e = group["entries"][i];
       EXPECT_EQ(e["rank"], i + 1);
       EXPECT_EQ(e["solution"], want[g].solutions[i]);
-      EXPECT_DOUBLE_EQ(e["score_tflops"].get<double>(), want[g].scores[i]);
+      EXPECT_DOUBLE_EQ(e["score"].get<double>(), want[g].scores[i]);
+      EXPECT_EQ(e["notes"], json({"v1 record"}));
+      EXPECT_EQ(e["schema"], "fp4arena.submit.v1");
     }
   }
   EXPECT_EQ(board["groups"][2]["note"],
@@ -149,10 +178,14 @@ TEST_F(FixtureBoard, JsonHasTheExactRanking) {
   EXPECT_EQ(best["file"], kBest);
   EXPECT_EQ(best["created_utc"], "2026-11-20T14:05:31Z");
   EXPECT_EQ(best["sha256"], "448ceb3e818e34bfbc0ce691bd65a636a930d38868171e185b63717cb7cb1526");
-  EXPECT_NEAR(best["ratio_to_cublas"].get<double>(), std::sqrt(0.935 * 0.968), 1e-12);
+  EXPECT_NEAR(best["ratio_to_yardstick"].get<double>(), std::sqrt(0.935 * 0.968), 1e-12);
+  // Recomputed: 132 SMs x 1980 MHz x 4096 FLOP/clk, not the record's 1070.4.
+  EXPECT_NEAR(best["limit_value"].get<double>(), 1070.53056, 1e-9);
+  EXPECT_NEAR(best["pct_of_limit"].get<double>(), 761.9 / 1070.53056 * 100, 1e-9);
   EXPECT_EQ(best["cases"][1],
-            json({{"name", "llama_ffn"}, {"tflops", 775.9}, {"ratio_to_cublas", 0.968}}));
-  EXPECT_TRUE(board["groups"][1]["entries"][1]["ratio_to_cublas"].is_null());
+            json({{"name", "llama_ffn"}, {"value", 775.9}, {"ratio_to_yardstick", 0.968}}));
+  EXPECT_EQ(board["groups"][1]["yardsticks"], json({"cuBLAS FP16 GEMM"}));
+  EXPECT_TRUE(board["groups"][1]["entries"][1]["ratio_to_yardstick"].is_null());
   EXPECT_EQ(board["rejected"].size(), 4u);
   EXPECT_EQ(board["not_ranked"].size(), 2u);
   EXPECT_EQ(board["rejected"][0]["file"], kH200 + "fudged-e7660c910fb5.json");
@@ -161,19 +194,23 @@ TEST_F(FixtureBoard, JsonHasTheExactRanking) {
 TEST_F(FixtureBoard, MarkdownHasATablePerGroup) {
   const std::string md = slurp(out_ / "leaderboard.md");
   const std::string h200 =
-      "## nvfp4\\_matmul · spec v2 · judge 0.1 · NVIDIA H200\n"
+      "## nvfp4\\_matmul · spec v2 · judge 0.1 · NVIDIA H200 · TF/s\n"
       "\n"
-      "| rank | solution | author | score TF/s | table5 TF/s | llama\\_ffn TF/s | vs cuBLAS | date "
-      "| sha256 |\n"
-      "|---:|---|---|---:|---:|---:|---:|---|---|\n"
-      "| 1 | wgmma\\_pipelined | Ada Lovelace | 761.9 | 748.2 (0.94×) | 775.9 (0.97×) | 0.95× | "
-      "2026-11-20 | `448ceb3e818e` |\n"
-      "| 2 | tiled\\_smem | Grace Hopper | 192.8 | 193.3 | 192.4 | — | 2026-11-19 | "
-      "`086ccc75ff18` |\n";
+      "| rank | solution | author | score TF/s | table5 TF/s | llama\\_ffn TF/s | % of "
+      "fp16\\_dense | vs yardstick | date | sha256 | notes |\n"
+      "|---:|---|---|---:|---:|---:|---:|---:|---|---|---|\n"
+      "| 1 | wgmma\\_pipelined | Ada Lovelace | 761.9 | 748.2 (0.94×) | 775.9 (0.97×) | 71.2% | "
+      "0.95× | 2026-11-20 | `448ceb3e818e` | v1 record |\n"
+      "| 2 | tiled\\_smem | Grace Hopper | 192.8 | 193.3 | 192.4 | 18.0% | — | 2026-11-19 | "
+      "`086ccc75ff18` | v1 record |\n"
+      "\n"
+      "vs yardstick: the geometric mean of the cases' ratios to cuBLAS FP16 GEMM, timed in the "
+      "same run (per case in parentheses). % of fp16\\_dense: the score over the device's "
+      "fp16\\_dense limit, recomputed from the judge's table.\n";
   EXPECT_NE(md.find(h200), std::string::npos) << md;
   EXPECT_NE(md.find("4 ranked, 2 not ranked, 4 rejected.\n"), std::string::npos);
-  EXPECT_NE(md.find("## nvfp4\\_matmul · spec v1 · judge 0.1 · NVIDIA H200\n\n> Older challenge "
-                    "spec v1 (latest is v2)"),
+  EXPECT_NE(md.find("## nvfp4\\_matmul · spec v1 · judge 0.1 · NVIDIA H200 · TF/s\n\n> Older "
+                    "challenge spec v1 (latest is v2)"),
             std::string::npos);
   EXPECT_NE(md.find("| 1 | wgmma\\_pipelined | Ada Lovelace | 660.6 |"), std::string::npos);
   EXPECT_NE(md.find("## Rejected\n\n- `" + kH200 + "fudged-e7660c910fb5.json`: inconsistent: "),
@@ -181,17 +218,105 @@ TEST_F(FixtureBoard, MarkdownHasATablePerGroup) {
   EXPECT_NE(md.find("- `" + kH200 + "no_sha-37be5675d3b9.json`: missing field solution.sha256\n"),
             std::string::npos);
   // Groups appear in board order: H100, H200 spec 2, H200 spec 1.
-  const size_t h100 = md.find("NVIDIA H100 80GB HBM3\n");
-  const size_t spec2 = md.find("spec v2 · judge 0.1 · NVIDIA H200\n");
-  const size_t spec1 = md.find("spec v1 · judge 0.1 · NVIDIA H200\n");
+  const size_t h100 = md.find("NVIDIA H100 80GB HBM3 · TF/s\n");
+  const size_t spec2 = md.find("spec v2 · judge 0.1 · NVIDIA H200 · TF/s\n");
+  const size_t spec1 = md.find("spec v1 · judge 0.1 · NVIDIA H200 · TF/s\n");
   EXPECT_LT(h100, spec2);
   EXPECT_LT(spec2, spec1);
   EXPECT_LT(spec1, md.find("## Not ranked"));
+  EXPECT_EQ(md.find("cuBLAS |"), std::string::npos) << "no hard-coded yardstick column";
 }
 
-// parse_record() on a fixture record changed by `edit`.
-std::string reason_for(const std::function<void(json&)>& edit) {
-  json record = json::parse(slurp(kRecords + "/" + kBest));
+// v2 records of a TF/s challenge and a GB/s challenge, checked against their specs.
+class V2Board : public testing::Test {
+ protected:
+  void SetUp() override {
+    out_ = fresh_dir(testing::UnitTest::GetInstance()->current_test_info()->name());
+    ASSERT_TRUE(build_leaderboard({kRecordsV2, out_.string(), kSpecs}, &report_, &err_)) << err_;
+  }
+  fs::path out_;
+  LeaderboardReport report_;
+  std::string err_;
+};
+
+TEST_F(V2Board, RanksEachChallengeApartInItsOwnUnit) {
+  EXPECT_EQ(report_.records_read, 5);
+  EXPECT_EQ(report_.records_ranked, 4);
+  EXPECT_TRUE(report_.rejected.empty()) << report_.rejected.front();
+  const auto not_ranked = by_file(report_.not_ranked, kRecordsV2);
+  ASSERT_EQ(not_ranked.size(), 1u);
+  EXPECT_EQ(not_ranked.at("nvfp4_quantize/nvidia-h200/quant_broken-9e9e9e9e9e9e.json"),
+            "not ranked: failed (tests[1] 'tails': wrong_answer (3 of 35 elements outside atol + "
+            "rtol*|ref|))");
+
+  const json board = json::parse(slurp(out_ / "leaderboard.json"));
+  ASSERT_EQ(board["groups"].size(), 2u);
+  const json& quant = board["groups"][0];
+  EXPECT_EQ(quant["challenge"], "nvfp4_quantize");
+  EXPECT_EQ(quant["metric"], "gbps");
+  EXPECT_EQ(quant["unit"], "GB/s");
+  EXPECT_EQ(quant["limit"], "dram");
+  EXPECT_EQ(quant["judge_series"], "0.2");
+  EXPECT_EQ(quant["cases"], json({"llama_act", "wide"}));
+  EXPECT_EQ(quant["yardsticks"], json({"device-to-device copy of the same bytes"}));
+  ASSERT_EQ(quant["entries"].size(), 2u);
+  EXPECT_EQ(quant["entries"][0]["solution"], "quant_vectorized");
+  EXPECT_EQ(quant["entries"][1]["solution"], "quant_scalar");
+  EXPECT_NEAR(quant["entries"][0]["score"].get<double>(), 3564.5, 1e-9);
+  // 2 x 3201 MHz x 6144 bits / 8.
+  EXPECT_NEAR(quant["entries"][0]["limit_value"].get<double>(), 4916.736, 1e-6);
+  EXPECT_TRUE(quant["entries"][1]["ratio_to_yardstick"].is_null());
+  EXPECT_EQ(quant["entries"][0]["notes"], json::array());
+
+  const json& w4a16 = board["groups"][1];
+  EXPECT_EQ(w4a16["challenge"], "w4a16_matmul");
+  EXPECT_EQ(w4a16["unit"], "TF/s");
+  EXPECT_EQ(w4a16["limit"], "fp16_dense");
+  EXPECT_EQ(w4a16["yardsticks"], json({"cuBLAS FP16 GEMM on dequantized weights"}));
+  ASSERT_EQ(w4a16["entries"].size(), 2u);
+  EXPECT_EQ(w4a16["entries"][0]["solution"], "w4a16_wgmma");
+  EXPECT_EQ(w4a16["entries"][0]["author"], "Ada Lovelace");
+  EXPECT_EQ(w4a16["entries"][1]["author"], "");
+
+  const std::string md = slurp(out_ / "leaderboard.md");
+  EXPECT_NE(md.find("## nvfp4\\_quantize · spec v1 · judge 0.2 · NVIDIA H200 · GB/s\n\n| rank | "
+                    "solution | author | score GB/s | llama\\_act GB/s | wide GB/s | % of dram | "
+                    "vs yardstick |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("ratios to device-to-device copy of the same bytes, timed in the same run"),
+            std::string::npos);
+  // No TF/s figure in the GB/s board.
+  EXPECT_GT(md.find("TF/s", md.find("## nvfp4\\_quantize")), md.find("## w4a16")) << md;
+  const std::string html = slurp(out_ / "leaderboard.html");
+  EXPECT_NE(html.find("3564.5 GB/s</text>"), std::string::npos);
+  EXPECT_NE(html.find("data-metric=\"gbps\""), std::string::npos);
+}
+
+TEST(MixedBoard, V1AndV2RecordsRankSideBySideAndV1IsNoted) {
+  const fs::path results = fresh_dir("mixed");
+  fs::copy(kRecords, results, fs::copy_options::recursive);
+  fs::copy(kRecordsV2, results, fs::copy_options::recursive);
+  LeaderboardReport report;
+  std::string err;
+  ASSERT_TRUE(
+      build_leaderboard({results.string(), (results / "board").string(), kSpecs}, &report, &err))
+      << err;
+  EXPECT_EQ(report.records_read, 15);
+  EXPECT_EQ(report.records_ranked, 8);
+  const json board = json::parse(slurp(results / "board" / "leaderboard.json"));
+  ASSERT_EQ(board["groups"].size(), 5u);
+  for (const json& g : board["groups"]) {
+    const bool v1 = g["challenge"] == "nvfp4_matmul";
+    for (const json& e : g["entries"])
+      EXPECT_EQ(e["notes"], v1 ? json({"v1 record"}) : json::array()) << e["file"];
+  }
+}
+
+// parse_record() on a fixture record (v1 by default) changed by `edit`.
+std::string reason_for(const std::function<void(json&)>& edit,
+                       const std::string& file = kRecords + "/" + kBest) {
+  json record = json::parse(slurp(file));
   edit(record);
   SubmitRecord r;
   std::string reason;
@@ -199,23 +324,69 @@ std::string reason_for(const std::function<void(json&)>& edit) {
   return reason;
 }
 
-TEST(ParseRecord, AcceptsTheFixture) {
+std::string v2_reason(const std::function<void(json&)>& edit, const std::string& file = kW4a16) {
+  return reason_for(edit, kRecordsV2 + "/" + file);
+}
+
+// The reason for raw text, or "accepted".
+std::string text_reason(const std::string& text) {
+  SubmitRecord r;
+  std::string reason;
+  return parse_record(text, &r, &reason) ? "accepted" : reason;
+}
+
+TEST(ParseRecord, MigratesAV1Record) {
   SubmitRecord r;
   std::string reason;
   ASSERT_TRUE(load_record(kRecords + "/" + kBest, &r, &reason)) << reason;
   EXPECT_EQ(r.file, kRecords + "/" + kBest);
+  EXPECT_EQ(r.schema, "fp4arena.submit.v1");
+  EXPECT_TRUE(r.migrated_from_v1);
   EXPECT_EQ(r.challenge, "nvfp4_matmul");
   EXPECT_EQ(r.spec_version, 2);
   EXPECT_EQ(r.solution_stem, "wgmma_pipelined");
   EXPECT_EQ(r.device_name, "NVIDIA H200");
-  EXPECT_DOUBLE_EQ(r.peak_tflops, 1070.4);
+  EXPECT_EQ(r.metric.name, "tflops");
+  EXPECT_EQ(r.metric.unit, "TF/s");
+  EXPECT_EQ(r.metric.workload, "flops");
+  EXPECT_EQ(r.metric.expression, "2*M*N*K");
+  EXPECT_EQ(r.limit_name, "fp16_dense");
+  EXPECT_NEAR(r.limit_value, 1070.53056, 1e-9);  // recomputed, not the record's 1070.4
+  EXPECT_EQ(r.device.mem_bus_width_bits, 0);     // v1 has none
   EXPECT_TRUE(r.passed);
   EXPECT_TRUE(r.score_valid);
-  EXPECT_DOUBLE_EQ(*r.score_tflops, 761.9);
+  EXPECT_DOUBLE_EQ(*r.score, 761.9);
   ASSERT_EQ(r.benchmarks.size(), 2u);
-  EXPECT_EQ(r.benchmarks[0].m, 2048);
-  EXPECT_DOUBLE_EQ(*r.benchmarks[0].ratio_to_cublas, 0.935);
+  const RecordCase& c = r.benchmarks[0];
+  EXPECT_EQ(c.dims, (std::map<std::string, std::int64_t>{{"M", 2048}, {"N", 18432}, {"K", 3072}}));
+  EXPECT_DOUBLE_EQ(c.workload, 231928233984.0);
+  EXPECT_DOUBLE_EQ(*c.value, 748.2);
+  ASSERT_TRUE(c.yardstick);
+  EXPECT_EQ(c.yardstick->name, "cuBLAS FP16 GEMM");
+  EXPECT_DOUBLE_EQ(c.yardstick->median_ms, 0.29);
+  EXPECT_DOUBLE_EQ(c.yardstick->value, 799.8);
+  EXPECT_DOUBLE_EQ(c.yardstick->ratio, 0.935);
   EXPECT_TRUE(r.failure.empty());
+}
+
+TEST(ParseRecord, ReadsAV2Record) {
+  SubmitRecord r;
+  std::string reason;
+  ASSERT_TRUE(load_record(kRecordsV2 + "/" + kQuant, &r, &reason)) << reason;
+  EXPECT_EQ(r.schema, "fp4arena.submit.v2");
+  EXPECT_FALSE(r.migrated_from_v1);
+  EXPECT_EQ(r.action, "submit");
+  EXPECT_EQ(r.metric.name, "gbps");
+  EXPECT_EQ(r.metric.unit, "GB/s");
+  EXPECT_EQ(r.metric.expression, "M*K*2 + M*K/2 + M*K/16");
+  EXPECT_EQ(r.limit_name, "dram");
+  EXPECT_NEAR(r.limit_value, 4916.736, 1e-9);
+  EXPECT_EQ(r.device.mem_bus_width_bits, 6144);
+  ASSERT_EQ(r.benchmarks.size(), 2u);
+  EXPECT_EQ(r.benchmarks[0].dims, (std::map<std::string, std::int64_t>{{"M", 8192}, {"K", 4096}}));
+  EXPECT_DOUBLE_EQ(r.benchmarks[0].workload, 8192.0 * 4096 * (2 + 0.5 + 0.0625));
+  EXPECT_EQ(r.benchmarks[0].yardstick->name, "device-to-device copy of the same bytes");
+  EXPECT_NEAR(*r.score, 3564.5, 1e-9);
 }
 
 TEST(ParseRecord, NamesTheMissingOrMistypedField) {
@@ -229,7 +400,8 @@ TEST(ParseRecord, NamesTheMissingOrMistypedField) {
   EXPECT_EQ(reason_for([](json& r) { r["challenge"] = "nvfp4_matmul"; }),
             "field challenge must be an object, got \"nvfp4_matmul\"");
   EXPECT_EQ(reason_for([](json& r) { r["schema"] = "fp4arena.submit.v0"; }),
-            "field schema is \"fp4arena.submit.v0\", expected \"fp4arena.submit.v1\"");
+            "field schema is \"fp4arena.submit.v0\", expected \"fp4arena.submit.v2\" or "
+            "\"fp4arena.submit.v1\"");
   EXPECT_EQ(reason_for([](json& r) { r["solution"]["sha256"] = "abc"; }),
             "field solution.sha256 \"abc\" is not 64 hex digits");
   EXPECT_EQ(reason_for([](json& r) { r["benchmarks"][1]["tflops"] = nullptr; }),
@@ -238,6 +410,30 @@ TEST(ParseRecord, NamesTheMissingOrMistypedField) {
             "field score.tflops_geomean must be a number when score.valid is true");
   EXPECT_EQ(reason_for([](json& r) { r["created_utc"] = "yesterday"; }),
             "field created_utc \"yesterday\" is not a UTC time (YYYY-MM-DDTHH:MM:SSZ)");
+  EXPECT_EQ(reason_for([](json& r) { r["challenge"]["name"] = "../../etc"; }),
+            "field challenge.name \"../../etc\" is not a challenge name (1 to 64 letters, "
+            "digits, '_', '-', '.')");
+  EXPECT_EQ(v2_reason([](json& r) { r["benchmarks"][0].erase("yardstick"); }),
+            "missing field benchmarks[0].yardstick");
+  EXPECT_EQ(v2_reason([](json& r) { r["benchmarks"][0]["dims"]["M"] = -1; }),
+            "field benchmarks[0].dims.M must be in [0, 2147483647], got -1");
+  EXPECT_EQ(v2_reason([](json& r) { r["tests"][0]["seed"] = -1; }),
+            "field tests[0].seed must be in [0, 9223372036854775807], got -1");
+  EXPECT_EQ(v2_reason([](json& r) { r["device"]["compute_capability"] = "nine"; }),
+            "field device.compute_capability \"nine\" is not MAJOR.MINOR");
+  EXPECT_EQ(v2_reason([](json& r) { r["benchmarks"][0]["verdict"] = "fast"; }),
+            "field benchmarks[0].verdict \"fast\" is not a verdict");
+  // timing_mismatch is a v2 verdict only.
+  EXPECT_EQ(v2_reason([](json& r) {
+              r["tests"][0]["verdict"] = "timing_mismatch";
+              r["passed"] = false;
+            }),
+            "accepted");
+  EXPECT_EQ(reason_for([](json& r) {
+              r["tests"][0]["verdict"] = "timing_mismatch";
+              r["passed"] = false;
+            }),
+            "field tests[0].verdict \"timing_mismatch\" is not a verdict");
   SubmitRecord r;
   std::string reason;
   EXPECT_FALSE(parse_record("[1, 2]", &r, &reason));
@@ -258,6 +454,13 @@ TEST(ParseRecord, OptionalFieldsMayBeAbsentOrNull) {
             }),
             "accepted");
   EXPECT_EQ(reason_for([](json& r) { r["benchmarks"][0]["flops"] = 231928233984.0; }), "accepted");
+  EXPECT_EQ(v2_reason([](json& r) { r["benchmarks"][0]["yardstick"] = nullptr; }), "accepted");
+  EXPECT_EQ(v2_reason([](json& r) { r["solution"]["author"] = nullptr; }), "accepted");
+  EXPECT_EQ(v2_reason([](json& r) {
+              r["solution"].erase("headers");
+              r["solution"].erase("nvcc_flags");
+            }),
+            "accepted");
 }
 
 TEST(ParseRecord, AcceptsWhatTheJudgeAddsBeyondTheSchema) {
@@ -281,13 +484,240 @@ TEST(ParseRecord, AcceptsWhatTheJudgeAddsBeyondTheSchema) {
               }
             }),
             "accepted");
+  EXPECT_EQ(v2_reason([](json& r) {
+              r["timing_method"] = "text";
+              r["benchmarks"][0]["host_call_median_ms"] = 0.01;
+              r["tests"][0]["outputs"][0]["max_abs_err"] = 0.0;
+            }),
+            "accepted");
 }
 
-TEST(ParseRecord, RejectsImpossibleOrInconsistentFigures) {
-  // The score is under the peak but one case is not.
+// One rejection per rule the board enforces on v2 records.
+TEST(ParseRecordV2, RejectsASelfDeclaredLimit) {
+  EXPECT_EQ(v2_reason([](json& r) { r["limit"]["value"] = 3000.0; }),
+            "field limit.value 3000.0 differs from the judge's own limit for this device "
+            "(fp16_dense 1070.5) by more than 1%");
+  EXPECT_EQ(v2_reason([](json& r) { r["device"]["limits"]["fp8_dense"] = 9999.0; }),
+            "field device.limits.fp8_dense 9999.0 differs from the judge's own limit for this "
+            "device (fp8_dense 2141.1) by more than 1%");
+  EXPECT_EQ(v2_reason([](json& r) { r["limit"]["value"] = nullptr; }),
+            "field limit.value null differs from the judge's own limit for this device "
+            "(fp16_dense 1070.5) by more than 1%");
+  // A limit that does not bound the metric, or a unit that is not the metric's.
+  EXPECT_EQ(v2_reason([](json& r) {
+              r["limit"] = {{"name", "dram"}, {"value", 4916.7}, {"unit", "TF/s"}};
+            }),
+            "field limit.name dram does not bound the metric tflops");
+  EXPECT_EQ(v2_reason([](json& r) { r["limit"]["unit"] = "GB/s"; }),
+            "field limit.unit \"GB/s\" is not the metric's unit TF/s");
+  EXPECT_EQ(v2_reason([](json& r) { r["limit"]["name"] = "warp_speed"; }),
+            "field limit.name \"warp_speed\" is not a limit (fp16_dense, fp8_dense, fp4_dense, "
+            "dram)");
+}
+
+TEST(ParseRecordV2, RejectsAnImplausibleDevice) {
+  EXPECT_EQ(v2_reason([](json& r) { r["device"]["sm_count"] = 500; }),
+            "implausible device: device.sm_count 500 is outside 1..144 for this architecture");
+  EXPECT_EQ(
+      v2_reason([](json& r) { r["device"]["compute_capability"] = "7.5"; }),
+      "implausible device: device.compute_capability 7.5 is not in the judge's table of limits");
+  EXPECT_EQ(v2_reason([](json& r) { r["device"]["mem_bus_width_bits"] = 0; }, kQuant),
+            "implausible device: device.mem_bus_width_bits and device.mem_clock_max_mhz must be "
+            "positive for a dram limit");
+  // A faster clock would raise the limit: the table bounds it.
+  EXPECT_TRUE(starts_with(v2_reason([](json& r) { r["device"]["sm_clock_max_mhz"] = 9000; }),
+                          "implausible device: device.sm_clock_max_mhz"));
+}
+
+TEST(ParseRecordV2, RejectsAValueAboveTheLimit) {
+  // Every figure consistent, the limit matching the (slower) device: still impossible.
+  EXPECT_EQ(v2_reason([](json& r) {
+              r["device"]["sm_clock_max_mhz"] = 1000;
+              r["limit"]["value"] = 132 * 1000 * 4096 / 1e6;
+              r["device"]["limits"] = json::object();
+              for (json& b : r["benchmarks"]) b["pct_of_limit"] = nullptr;
+            }),
+            "benchmarks[0] 'prefill': value 612.0 TF/s exceeds the device's physical limit "
+            "(fp16_dense 540.7 TF/s, from the judge's table)");
+}
+
+TEST(ParseRecordV2, RejectsInconsistentFigures) {
+  EXPECT_EQ(v2_reason([](json& r) { r["benchmarks"][1]["value"] = 500.0; }),
+            "inconsistent: benchmarks[1] 'decode': value 500.0 != workload/median_ms/1e9 = 433.0 "
+            "(beyond 1%)");
+  EXPECT_EQ(v2_reason([](json& r) { r["benchmarks"][0]["value"] = 3600.0; }, kQuant),
+            "inconsistent: benchmarks[0] 'llama_act': value 3600.0 != workload/median_ms/1e6 = "
+            "3509.5 (beyond 1%)");
+  // Within 1% is the judge's rounding, not a lie.
+  EXPECT_EQ(v2_reason([](json& r) { r["benchmarks"][1]["value"] = 435.0; }), "accepted");
+}
+
+TEST(ParseRecordV2, RejectsAMedianOutsideMinMax) {
+  EXPECT_EQ(v2_reason([](json& r) { r["benchmarks"][0]["min_ms"] = 0.3; }),
+            "inconsistent: benchmarks[0] 'prefill': median_ms 0.2246 is outside [min_ms, max_ms] "
+            "= [0.3000, 0.2291]");
+  EXPECT_EQ(v2_reason([](json& r) { r["benchmarks"][0]["max_ms"] = 0.1; }),
+            "inconsistent: benchmarks[0] 'prefill': median_ms 0.2246 is outside [min_ms, max_ms] "
+            "= [0.2212, 0.1000]");
+  EXPECT_EQ(v2_reason([](json& r) { r["benchmarks"][0]["median_ms"] = 0.0; }),
+            "inconsistent: benchmarks[0] 'prefill': median_ms must be positive where value is "
+            "given");
+}
+
+TEST(ParseRecordV2, RejectsABadYardstick) {
+  EXPECT_EQ(v2_reason([](json& r) { r["benchmarks"][0]["yardstick"]["ratio"] = 0.95; }),
+            "inconsistent: benchmarks[0] 'prefill': yardstick.ratio 0.950 != "
+            "value/yardstick.value = 0.785 (beyond 1%)");
+  EXPECT_EQ(v2_reason([](json& r) { r["benchmarks"][0]["yardstick"]["value"] = 650.0; }),
+            "inconsistent: benchmarks[0] 'prefill': yardstick.value 650.0 != "
+            "workload/yardstick.median_ms/1e9 = 780.0 (beyond 1%)");
+  EXPECT_EQ(v2_reason([](json& r) { r["benchmarks"][0]["yardstick"]["median_ms"] = -1.0; }),
+            "inconsistent: benchmarks[0] 'prefill': yardstick.median_ms must be positive");
+  // v1: the same rule on its own field names.
+  EXPECT_EQ(reason_for([](json& r) { r["benchmarks"][0]["ratio_to_cublas"] = 0.8; }),
+            "inconsistent: benchmarks[0] 'table5': ratio_to_cublas 0.800 != "
+            "tflops/cublas_fp16_tflops = 0.935 (beyond 1%)");
+}
+
+TEST(ParseRecordV2, RejectsABadGeomeanOrPassed) {
+  EXPECT_EQ(v2_reason([](json& r) { r["score"]["geomean"] = 600.0; }),
+            "inconsistent: score.geomean 600.0 != geometric mean of benchmarks[].value 514.8 "
+            "(beyond 1%)");
+  EXPECT_EQ(v2_reason([](json& r) { r["tests"][1]["verdict"] = "wrong_answer"; }),
+            "inconsistent: passed is true but tests[1] 'tails' has verdict wrong_answer");
+  EXPECT_EQ(v2_reason([](json& r) { r["benchmarks"][1]["verdict"] = "timeout"; }),
+            "inconsistent: passed is true but benchmarks[1] 'decode' has verdict timeout");
+  EXPECT_EQ(v2_reason([](json& r) { r["score"]["valid"] = false; }),
+            "inconsistent: passed is true but score.valid is false");
+  EXPECT_EQ(v2_reason([](json& r) { r["benchmarks"][1]["pct_of_limit"] = 80.0; }),
+            "inconsistent: benchmarks[1] 'decode': pct_of_limit 80.0 != value/limit.value*100 = "
+            "40.4 (beyond 1%)");
+}
+
+TEST(ParseRecordV2, RejectsAWorkloadMismatch) {
+  EXPECT_EQ(v2_reason([](json& r) { r["benchmarks"][0]["workload"] = 137438953473.0; }),
+            "inconsistent: benchmarks[0] 'prefill': workload 137438953473 != 2*M*N*K = "
+            "137438953472");
+  EXPECT_EQ(v2_reason([](json& r) { r["benchmarks"][0]["dims"]["K"] = 8192; }),
+            "inconsistent: benchmarks[0] 'prefill': workload 137438953472 != 2*M*N*K = "
+            "274877906944");
+  EXPECT_EQ(v2_reason([](json& r) { r["benchmarks"][0]["dims"].erase("K"); }),
+            "inconsistent: benchmarks[0] 'prefill': metric.expression cannot be evaluated on its "
+            "dims: expression \"2*M*N*K\": unknown name 'K'");
+  // A product that would overflow int64 is refused before it is computed.
+  EXPECT_EQ(v2_reason([](json& r) {
+              r["metric"]["expression"] = "M*N*K*M*N*K";
+              r["limit"]["value"] = 1070.5;
+            }),
+            "inconsistent: benchmarks[0] 'prefill': metric.expression cannot be evaluated on its "
+            "dims: its value is too large to evaluate exactly");
+  // Also where the expression fails further on: the evaluator would overflow on the way there.
+  EXPECT_EQ(v2_reason([](json& r) { r["metric"]["expression"] = "99999999999999999999*nope"; }),
+            "inconsistent: benchmarks[0] 'prefill': metric.expression cannot be evaluated on its "
+            "dims: its value is too large to evaluate exactly");
+  EXPECT_EQ(v2_reason([](json& r) { r["metric"]["expression"] = "2*M*N*K; rm -rf /"; }),
+            "field metric.expression \"2*M*N*K; rm -rf /\" may hold only names, integers, + - * "
+            "/ ( ) and spaces");
+  EXPECT_EQ(v2_reason([](json& r) {
+              r["metric"]["expression"] = std::string(40, '(') + "M" + std::string(40, ')');
+            }),
+            "field metric.expression \"((((((((((((((((((((((((((((((((((((((((...\" nests "
+            "parentheses deeper than 32");
+  EXPECT_EQ(v2_reason([](json& r) { r["metric"]["unit"] = "GB/s"; }),
+            "field metric: name/unit/workload \"tflops\"/\"GB/s\"/\"flops\" is neither "
+            "tflops/TF/s/flops nor gbps/GB/s/bytes");
+}
+
+TEST(ParseRecordV2, NonFiniteAndAbsurdNumbersNameTheField) {
+  const std::string text = slurp(kRecordsV2 + "/" + kW4a16);
+  auto replaced = [&](const std::string& from, const std::string& to) {
+    std::string t = text;
+    const size_t at = t.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return at == std::string::npos ? std::string() : t.replace(at, from.size(), to);
+  };
+  // nlohmann refuses 1e999 ("number overflow") without saying where: the board's scan does.
+  EXPECT_EQ(text_reason(replaced("\"median_ms\": 0.22457", "\"median_ms\": 1e999")),
+            "field benchmarks[0].median_ms is not a finite number (1e999)");
+  EXPECT_EQ(text_reason(replaced("\"geomean\": 514.76", "\"geomean\": -1e999")),
+            "field score.geomean is not a finite number (-1e999)");
+  EXPECT_EQ(text_reason(replaced("\"wall_ms\": 0.2", "\"wall_ms\": 1e999")),
+            "field tests[0].wall_ms is not a finite number (1e999)");
+  EXPECT_EQ(text_reason("1e999"), "field (top level) is not a finite number (1e999)");
+  EXPECT_EQ(text_reason(replaced("\"geomean\": 514.76", "\"geomean\": 1e40")),
+            "field score.geomean is out of range (1e+40)");
+  EXPECT_EQ(text_reason(replaced("\"sm_count\": 132", "\"sm_count\": 99999999999999999999")),
+            "field device.sm_count must be an integer, got 1e+20");
+  EXPECT_EQ(text_reason(replaced("\"sm_count\": 132", "\"sm_count\": 18446744073709551615")),
+            "field device.sm_count is out of range");
+}
+
+TEST(ParseRecordV2, RefusesDeepNestingTruncatedUtf8AndHugeText) {
+  const std::string text = slurp(kRecordsV2 + "/" + kW4a16);
+  std::string deep = text;
+  deep.insert(deep.rfind('}'), ", \"extra\": " + std::string(100, '[') + std::string(100, ']'));
+  EXPECT_EQ(text_reason(deep), "record nested deeper than 64 levels");
+  // Far deeper than any recursion could survive: refused by the scan, not by a crash.
+  EXPECT_EQ(text_reason(std::string(1 << 20, '[')), "record nested deeper than 64 levels");
+  // Brackets inside strings do not count.
+  std::string quoted = text;
+  quoted.insert(quoted.rfind('}'), ", \"extra\": \"" + std::string(100, '[') + "\"");
+  EXPECT_EQ(text_reason(quoted), "accepted");
+
+  std::string truncated = text;
+  const size_t author = truncated.find("Ada Lovelace");
+  truncated.replace(author, 12, "Ada \xC3");  // the first byte of a two-byte sequence
+  const std::string reason = text_reason(truncated);
+  EXPECT_TRUE(starts_with(reason, "invalid JSON: ")) << reason;
+  EXPECT_TRUE(valid_utf8(reason)) << reason;
+
+  std::string huge = text;
+  huge.insert(huge.rfind('}'), ", \"pad\": \"" + std::string(kMaxRecordBytes, ' ') + "\"");
+  EXPECT_EQ(text_reason(huge), "record of " + std::to_string(huge.size()) +
+                                   " bytes is larger than the board reads (16777216)");
+}
+
+TEST(ParseRecordV2, ShortensWithoutCuttingUtf8) {
+  std::string verdict = "a";
+  for (int i = 0; i < 30; ++i) verdict += "\xC3\xA9";  // é
+  const std::string reason = v2_reason([&](json& r) { r["tests"][0]["verdict"] = verdict; });
+  EXPECT_TRUE(starts_with(reason, "field tests[0].verdict \"a\xC3\xA9")) << reason;
+  EXPECT_TRUE(valid_utf8(reason)) << reason;
+  EXPECT_NE(reason.find("...\" is not a verdict"), std::string::npos) << reason;
+}
+
+TEST(ParseRecordV2, NoInputCrashesTheParser) {
+  // Cuts and byte flips of a valid record: every one is accepted or refused with a reason.
+  const std::string text = slurp(kRecordsV2 + "/" + kQuant);
+  std::mt19937 rng(7);
+  int refused = 0;
+  for (int i = 0; i < 400; ++i) {
+    std::string t = text;
+    if (i % 2) {
+      t.resize(rng() % t.size());
+    } else {
+      for (int k = 0; k < 3; ++k) t[rng() % t.size()] = static_cast<char>(rng());
+    }
+    const std::string reason = text_reason(t);
+    if (reason != "accepted") ++refused;
+    EXPECT_FALSE(reason.empty());
+    EXPECT_TRUE(valid_utf8(reason)) << reason;
+  }
+  EXPECT_GT(refused, 200);
+}
+
+TEST(ParseRecord, RejectsImpossibleOrInconsistentV1Figures) {
+  // The record's own peak is not the judge's: refused, whatever it is.
   EXPECT_EQ(reason_for([](json& r) { r["device"]["peak_fp16_dense_tflops"] = 770.0; }),
-            "benchmarks[1] 'llama_ffn': tflops 775.9 exceeds the device's physical limit "
-            "(device.peak_fp16_dense_tflops 770.0)");
+            "field device.peak_fp16_dense_tflops 770.0 differs from the judge's own limit for "
+            "this device (fp16_dense 1070.5) by more than 1%");
+  // A device whose limit (770 TF/s) is under one case but above the score.
+  EXPECT_EQ(reason_for([](json& r) {
+              r["device"]["sm_clock_max_mhz"] = 1424.2;
+              r["device"]["peak_fp16_dense_tflops"] = 770.0;
+            }),
+            "benchmarks[1] 'llama_ffn': tflops 775.9 TF/s exceeds the device's physical limit "
+            "(fp16_dense 770.0 TF/s, from the judge's table)");
   EXPECT_EQ(reason_for([](json& r) { r["benchmarks"][0]["flops"] = 231928233985; }),
             "inconsistent: benchmarks[0] 'table5': flops 231928233985 != 2*M*N*K = 231928233984");
   EXPECT_EQ(reason_for([](json& r) { r["benchmarks"][0]["K"] = 4096; }),
@@ -295,6 +725,9 @@ TEST(ParseRecord, RejectsImpossibleOrInconsistentFigures) {
   EXPECT_EQ(reason_for([](json& r) { r["score"]["tflops_geomean"] = 780.0; }),
             "inconsistent: score.tflops_geomean 780.0 != geometric mean of benchmarks[].tflops "
             "761.9 (beyond 1%)");
+  EXPECT_EQ(reason_for([](json& r) { r["benchmarks"][0]["min_ms"] = 0.32; }),
+            "inconsistent: benchmarks[0] 'table5': median_ms 0.3100 is outside [min_ms, max_ms] = "
+            "[0.3200, null]");
   // Within 1% is the judge's rounding, not a lie.
   EXPECT_EQ(reason_for([](json& r) { r["score"]["tflops_geomean"] = 765.0; }), "accepted");
   EXPECT_EQ(reason_for([](json& r) { r["benchmarks"][0]["tflops"] = 754.0; }), "accepted");
@@ -304,16 +737,99 @@ TEST(ParseRecord, RejectsImpossibleOrInconsistentFigures) {
             "inconsistent: passed is true but score.valid is false");
   EXPECT_EQ(reason_for([](json& r) { r["benchmarks"] = json::array(); }),
             "inconsistent: score.valid is true but benchmarks is empty");
+  EXPECT_EQ(reason_for([](json& r) { r["benchmarks"][0].erase("ratio_to_cublas"); }),
+            "field benchmarks[0]: cublas_fp16_ms, cublas_fp16_tflops and ratio_to_cublas go "
+            "together");
 }
 
 TEST(ParseRecord, AnHonestFailureIsValid) {
-  // The judge's own over_peak verdict: a failed record, not a lie.
+  // The judge's own over-the-limit verdict on a slower device: a failed record, not a lie.
   EXPECT_EQ(reason_for([](json& r) {
-              r["device"]["peak_fp16_dense_tflops"] = 700.0;
+              const double limit = 132 * 1200 * 4096 / 1e6;
+              r["device"]["sm_clock_max_mhz"] = 1200;
+              r["device"]["peak_fp16_dense_tflops"] = limit;
+              for (json& b : r["benchmarks"])
+                b["pct_of_peak"] = b["tflops"].get<double>() / limit * 100;
               r["score"] = {{"tflops_geomean", nullptr}, {"valid", false}, {"reason", "over_peak"}};
               r["passed"] = false;
             }),
             "accepted");
+}
+
+TEST(CheckAgainstSpec, TheMetricMustBeTheSpecs) {
+  auto check = [](const std::function<void(json&)>& edit, const std::string& file = kW4a16) {
+    json j = json::parse(slurp(kRecordsV2 + "/" + file));
+    edit(j);
+    SubmitRecord r;
+    std::string reason;
+    if (!parse_record(j.dump(), &r, &reason)) return "parse: " + reason;
+    return check_record_against_spec(r, kSpecs, &reason) ? std::string("accepted") : reason;
+  };
+  EXPECT_EQ(check([](json&) {}), "accepted");
+  EXPECT_EQ(check([](json&) {}, kQuant), "accepted");
+  // Same value on every benchmark, another expression: still not the challenge's metric.
+  EXPECT_EQ(check([](json& r) { r["metric"]["expression"] = "2*K*N*M"; }),
+            "metric expression differs from the challenge's spec (record: tflops \"2*K*N*M\", "
+            "spec: tflops \"2*M*N*K\")");
+  EXPECT_EQ(check([](json& r) { r["metric"]["expression"] = " 2 * M*N*K "; }), "accepted");
+  EXPECT_EQ(check([](json& r) { r["challenge"]["spec_version"] = 7; }),
+            "challenge.spec_version 7 is newer than the challenge's spec (v1)");
+  EXPECT_EQ(check([](json& r) {
+              r["challenge"]["spec_version"] = 0;
+              r["metric"]["expression"] = "2*K*N*M";
+            }),
+            "accepted");  // an older spec is not compared
+  EXPECT_EQ(check([](json& r) { r["challenge"]["name"] = "no_such_challenge"; }), "accepted");
+
+  // v1 records carry the NVFP4 matmul's metric; the v1 spec states it as a top-level "flops".
+  SubmitRecord v1;
+  std::string reason;
+  ASSERT_TRUE(load_record(kRecords + "/" + kBest, &v1, &reason)) << reason;
+  v1.spec_version = 1;
+  EXPECT_TRUE(
+      check_record_against_spec(v1, std::string(FP4ARENA_SOURCE_DIR) + "/challenges", &reason))
+      << reason;
+}
+
+TEST(BuildLeaderboard, RejectsFilesTheBoardCannotTrust) {
+  const fs::path results = fresh_dir("untrusted");
+  const std::string good = slurp(kRecordsV2 + "/" + kW4a16);
+  json other = json::parse(good);
+  other["metric"]["expression"] = "2*K*N*M";
+  other["solution"]["sha256"] = std::string(64, 'f');
+  spit(results / "w4a16_matmul" / "expr.json", other.dump(1));
+  {
+    // A file just over the cap: refused unread.
+    std::ofstream huge(results / "w4a16_matmul" / "huge.json", std::ios::binary);
+    huge << good;
+    huge << std::string(kMaxRecordBytes + 1 - good.size(), ' ');
+  }
+  spit(results / "w4a16_matmul" / "deep.json", std::string(200000, '{'));
+  // A file name that is not UTF-8 is shown with U+FFFD; the record is ranked.
+  spit(results / "w4a16_matmul" / "caf\xE9.json", good);
+  LeaderboardReport report;
+  std::string err;
+  ASSERT_TRUE(
+      build_leaderboard({results.string(), (results / "board").string(), kSpecs}, &report, &err))
+      << err;
+  EXPECT_EQ(report.records_read, 4);
+  EXPECT_EQ(report.records_ranked, 1);
+  const auto rejected = by_file(report.rejected, results.generic_string());
+  ASSERT_EQ(rejected.size(), 3u);
+  EXPECT_EQ(rejected.at("w4a16_matmul/expr.json"),
+            "metric expression differs from the challenge's spec (record: tflops \"2*K*N*M\", "
+            "spec: tflops \"2*M*N*K\")");
+  EXPECT_EQ(rejected.at("w4a16_matmul/huge.json"),
+            "file of 16777217 bytes is larger than the board reads (16777216)");
+  EXPECT_EQ(rejected.at("w4a16_matmul/deep.json"), "record nested deeper than 64 levels");
+  const json board = json::parse(slurp(results / "board" / "leaderboard.json"));
+  EXPECT_EQ(board["groups"][0]["entries"][0]["file"], "w4a16_matmul/caf\xEF\xBF\xBD.json");
+  for (const char* name : {"leaderboard.md", "leaderboard.html"})
+    EXPECT_TRUE(valid_utf8(slurp(results / "board" / name))) << name;
+  // Without a challenges folder the spec is not consulted.
+  ASSERT_TRUE(
+      build_leaderboard({results.string(), (results / "board").string(), ""}, &report, &err));
+  EXPECT_EQ(report.records_ranked, 2);
 }
 
 SubmitRecord make(const std::string& file, const std::string& sha_char, double score,
@@ -321,6 +837,7 @@ SubmitRecord make(const std::string& file, const std::string& sha_char, double s
                   const std::string& date = "2026-11-20T00:00:00Z") {
   SubmitRecord r;
   r.file = file;
+  r.schema = "fp4arena.submit.v2";
   r.judge_version = judge;
   r.created_utc = date;
   r.challenge = "nvfp4_matmul";
@@ -329,9 +846,18 @@ SubmitRecord make(const std::string& file, const std::string& sha_char, double s
   r.solution_stem = file;
   r.sha256 = std::string(64, sha_char[0]);
   r.device_name = device;
-  r.peak_tflops = 1070.4;
-  r.benchmarks.push_back({"square", 1024, 1024, 1024, 2.0 * (1 << 30), "passed", 1.0, score, {}});
-  r.score_tflops = score;
+  r.metric = {"tflops", "TF/s", "flops", "2*M*N*K"};
+  r.limit_name = "fp16_dense";
+  r.limit_value = 1070.5;
+  RecordCase c;
+  c.name = "square";
+  c.dims = {{"M", 1024}, {"N", 1024}, {"K", 1024}};
+  c.workload = 2.0 * (1 << 30);
+  c.verdict = "passed";
+  c.median_ms = c.min_ms = c.max_ms = 1.0;
+  c.value = score;
+  r.benchmarks.push_back(c);
+  r.score = score;
   r.score_valid = true;
   r.passed = true;
   return r;
@@ -352,6 +878,19 @@ TEST(RankRecords, SeparatesJudgeSeriesAndMarksTheOlder) {
   ASSERT_EQ(board.groups[1].entries.size(), 2u);
   EXPECT_EQ(board.groups[1].entries[0].record.file, "b");
   EXPECT_EQ(board.groups[1].entries[1].record.file, "a");
+}
+
+TEST(RankRecords, NeverMixesMetrics) {
+  SubmitRecord gbps = make("g", "b", 3000);
+  gbps.metric = {"gbps", "GB/s", "bytes", "M*N*K"};
+  gbps.limit_name = "dram";
+  const Board board = rank_records({make("t", "a", 100), gbps});
+  ASSERT_EQ(board.groups.size(), 2u);
+  EXPECT_EQ(board.groups[0].unit, "GB/s");
+  EXPECT_EQ(board.groups[0].limit_name, "dram");
+  EXPECT_EQ(board.groups[1].unit, "TF/s");
+  EXPECT_NE(render_markdown(board).find("| rank | solution | author | score GB/s | square GB/s |"),
+            std::string::npos);
 }
 
 TEST(RankRecords, AFailedRecordOfANewerSpecStillMarksTheOlderBoard) {
@@ -413,6 +952,8 @@ TEST(JudgeSeries, KeepsMajorAndMinor) {
   EXPECT_EQ(judge_series("0.1.7"), "0.1");
   EXPECT_EQ(judge_series("1.12"), "1.12");
   EXPECT_EQ(judge_series("2.3.4-rc1"), "2.3");
+  EXPECT_EQ(judge_series("weird"), "weird");
+  EXPECT_EQ(judge_series(std::string(100000, '1') + ".2"), std::string(100000, '1') + ".2");
 }
 
 TEST(Render, EscapesWhatRecordsControl) {
@@ -441,7 +982,7 @@ TEST(BuildLeaderboard, FailsOnAMissingResultsDirectory) {
   LeaderboardReport report;
   std::string err;
   const fs::path out = fresh_dir("missing");
-  EXPECT_FALSE(build_leaderboard({(out / "nope").string(), out.string()}, &report, &err));
+  EXPECT_FALSE(build_leaderboard({(out / "nope").string(), out.string(), ""}, &report, &err));
   EXPECT_EQ(err, "results directory " + (out / "nope").generic_string() + " does not exist");
 }
 
@@ -451,7 +992,8 @@ TEST(BuildLeaderboard, SkipsItsOwnOutputInsideTheResults) {
   for (int run = 0; run < 2; ++run) {
     LeaderboardReport report;
     std::string err;
-    ASSERT_TRUE(build_leaderboard({results.string(), (results / "board").string()}, &report, &err))
+    ASSERT_TRUE(
+        build_leaderboard({results.string(), (results / "board").string(), ""}, &report, &err))
         << err;
     EXPECT_EQ(report.records_read, 10) << "run " << run;
     EXPECT_EQ(report.records_ranked, 4) << "run " << run;

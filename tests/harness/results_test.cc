@@ -54,11 +54,20 @@ TEST(CommittedResults, BoardRanksThemAll) {
   LeaderboardOptions o;
   o.results_dir = testing_util::source_dir() + "/results";
   o.out_dir = ::testing::TempDir() + "/committed-board";
+  // As the CLI does: each record's metric must be its challenge's.
+  o.challenges_dir = testing_util::source_dir() + "/challenges";
   LeaderboardReport rep;
   std::string err;
   ASSERT_TRUE(build_leaderboard(o, &rep, &err)) << err;
   EXPECT_TRUE(rep.rejected.empty()) << rep.rejected.front();
   EXPECT_EQ(rep.records_ranked, rep.records_read);
+  // They are v1 records, read through the migration and noted as such on the board.
+  std::ifstream board(o.out_dir + "/leaderboard.json");
+  const nlohmann::json b = nlohmann::json::parse(board);
+  for (const auto& g : b["groups"])
+    for (const auto& e : g["entries"]) {
+      if (e["schema"] == "fp4arena.submit.v1") EXPECT_EQ(e["notes"], nlohmann::json({"v1 record"}));
+    }
 }
 
 }  // namespace
