@@ -18,6 +18,8 @@
 //   - C copy-out when N % 8 != 0 (or c not 16-byte aligned): lanes take consecutive columns
 //     of one row over the valid rows x columns only (was 8 two-byte stores per lane, each
 //     warp store scattered over 8 sectors).
+//   - Tiny problems (M N K <= 2^21 and K <= 128) take the one-kernel general path, which
+//     finishes in 4-6 us, under the 6.5 us floor of the prologue + main kernel pair.
 // Why: wave quantization was what wgmma_ktail left (2048x2880: 184 tiles = 1.39 waves;
 //   700x900: 24 tiles on 132 SMs; 1 x 1 x 4080: one CTA walks all of K); odd-N copy-out cost
 //   3-4 us on the small test shapes.
@@ -47,6 +49,10 @@
 //     383x511x528              19.8,  19.7    24.5,  24.5         14.1      0.71 (was 0.58)
 //     129x257x80               11.7,  11.7    13.9,  13.9          5.7      0.49 (was 0.41)
 //     257x129x16               13.4,  13.4    17.2,  17.1          4.5      0.34 (was 0.26)
+//   With the tiny-problem dispatch (a second run, same day and machine, both rungs twice):
+//     257x129x16 5.0 us (cuBLAS 4.6, 0.92), 77x135x48 5.8-6.0 (4.6, 0.78-0.80), 64x72x16 4.4
+//     (4.5, 1.04), 2x2x32 4.5 (4.2, 0.92), 1x1x16 4.0 (7.6), 1x300x64 5.5-5.6 (4.3, 0.76-0.77),
+//     200x1x64 6.6 (5.3, 0.81); the rest as in the table above (table5 295.6 us, 0.955).
 //   cuBLAS itself moved 10-15% between runs on 1000x3000x4112 and 3000x5000x1040 (37.7-44.4
 //   and 53.3-61.0 us); the data-parallel shapes' differences between the two rungs are
 //   within the spread of repeats (up to 5% on the largest). All 39 driver shapes pass, max
@@ -55,12 +61,14 @@
 // Bound and next step: stream-K did not help 1000x3000x4112 (96 tiles; ncu: main kernel
 //   46 us either way, 68% tensor-pipe active, L2 55%, SM clock 1.78 GHz): the fix-up and the
 //   extra segment epilogues ate the gain of 132 CTAs over 96. 1024x1024 is bound by fixed
-//   cost: ncu puts the main kernel at ~15 us for 8 tiles of 64 k16 steps (~9 us of tensor
-//   work), and at 11.8 us for 257x129x16 with its 4 CTAs resident only ~4.6 us of it: the
-//   launch of a 200 KB-shared-memory, 384-thread CTA costs microseconds that cuBLAS's small
-//   kernels do not pay (a carveout hint on the prologue changed nothing). Next: a smaller
-//   tile (64x128 or 128x128) for small M x N, and overlapping the epilogue with the next
-//   segment's mainloop.
+//   cost and the fix-up: ncu puts the main kernel at ~15 us for 8 tiles of 64 k16 steps (~9 us
+//   of tensor work); a variant that skips the fix-up (wrong sums, timing only) ran 1024^3 in
+//   13.4 us instead of 18.0 and 700x900x4112 in 26 instead of 35.6: one 128 KB partial
+//   exchange through L2 (stores, fence, flag, loads) costs ~4.5 us on the critical path.
+//   Capping the pieces per tile at 2, 3 or 8 instead of sqrt(2 units) was no better overall.
+//   A carveout hint on the prologue changed nothing. Next: a smaller tile (128x128) for small
+//   M x N instead of splitting K, the partial exchange through distributed shared memory of a
+//   cluster, and overlapping the epilogue with the next segment's mainloop.
 // K order: inside each 256-wide K chunk S, wgmma step s (0..15) of thread quad lane t and
 //   fragment slot sigma (0..15; slot 2t+8h+b) takes real k = 256 S + 64 t + 8 (s/2) + 2 (s%2)
 //   + h + 4 b. So quad lane t owns real k in [64t, 64t+64): 32 contiguous packed bytes and 4
@@ -1109,7 +1117,10 @@ void launch_main(int grid, const uint8_t* b, const uint8_t* b_scales, __half* c,
 // Launcher. All pointers are device pointers; everything runs on the legacy default stream.
 extern "C" void solve(const uint8_t* a, const uint8_t* a_scales, const uint8_t* b,
                       const uint8_t* b_scales, float alpha, __half* c, int M, int N, int K) {
-  const bool fast = K % 16 == 0 && aligned(a, 8) && aligned(b, 8);
+  // Tiny problems (at most 2^21 multiply-adds, K <= 128) take the one-kernel general path:
+  // it finishes in 4-6 us, under the prologue + main kernel pair's 6.5-13 us floor.
+  const bool tiny = static_cast<long long>(M) * N * K <= (1LL << 21) && K <= 128;
+  const bool fast = !tiny && K % 16 == 0 && aligned(a, 8) && aligned(b, 8);
   if (!fast || !prepare_scratch(M, N, K)) {
     launch_general(a, a_scales, b, b_scales, alpha, c, M, N, K);
     return;
