@@ -754,7 +754,21 @@ bool compile_solution(const Spec& spec, const std::string& source_path, const Co
   run_capture({nvcc, "--version"}, &version_text);
 
   std::string cache = opts.cache_dir.empty() ? default_cache_dir() : opts.cache_dir;
-  if (!make_dirs(cache, err)) return false;
+  if (!make_dirs(cache, err)) return usage("--cache-dir: " + *err);
+  // The cache is trusted only when nobody else can write to it: a folder of our own, 0700.
+  {
+    struct stat st;
+    if (stat(cache.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+      return usage("--cache-dir: " + cache + " is not a folder");
+    }
+    if (st.st_uid != geteuid()) {
+      return usage("--cache-dir: " + cache +
+                   " belongs to another user; the compile cache must be a folder of your own");
+    }
+    if ((st.st_mode & 077) != 0 && chmod(cache.c_str(), 0700) != 0) {
+      return usage("--cache-dir: " + cache + " is open to other users and cannot be made 0700");
+    }
+  }
   // The generated files are named by their own content: the dependency scan needs the
   // prototype on disk before the cache key (which the scan decides) is known.
   std::string proto = prototype_header(spec);
@@ -856,12 +870,23 @@ bool compile_solution(const Spec& spec, const std::string& source_path, const Co
   };
   std::vector<std::string> argv = compile_argv(tmp_so);
   result->command = join_command(compile_argv(so));
+  const std::string so_hash_path = cache + "/" + hash + ".so.sha256";
+  std::string rebuilt_note;
   if (opts.use_cache && access(so.c_str(), R_OK) == 0 &&
       read_kernels_file(kernels_path, &result->kernels)) {
-    result->ok = true;
-    result->cached = true;
-    result->seconds = seconds_since(t0);
-    return true;
+    // Every cached object is checked against the hash written when it was built: an object
+    // planted or changed under a cache key is never loaded.
+    std::string object, recorded, ignored;
+    if (read_file(so, &object, &ignored) && read_file(so_hash_path, &recorded, &ignored) &&
+        recorded.substr(0, 64) == sha256_hex(object)) {
+      result->ok = true;
+      result->cached = true;
+      result->seconds = seconds_since(t0);
+      return true;
+    }
+    rebuilt_note = "fp4arena: the cached object " + so +
+                   " does not match the hash recorded when it was built; rebuilt\n";
+    unlink(so.c_str());
   }
   std::string log;
   double left = seconds_left();
@@ -869,7 +894,8 @@ bool compile_solution(const Spec& spec, const std::string& source_path, const Co
   if (left <= 0) timed_out = true;
   result->seconds = seconds_since(t0);
   result->kernels = parse_ptxas_report(log);
-  result->diagnostics = rewrite_diagnostics(strip_ptxas_info(log), proto_path, shim_path);
+  result->diagnostics =
+      rebuilt_note + rewrite_diagnostics(strip_ptxas_info(log), proto_path, shim_path);
   if (timed_out) {
     unlink(tmp_so.c_str());
     result->timed_out = true;
@@ -894,6 +920,12 @@ bool compile_solution(const Spec& spec, const std::string& source_path, const Co
   nlohmann::json report = {{"version", 1}, {"kernels", kernel_resources_json(result->kernels)}};
   // The report first: an object in the cache always has its report beside it.
   if (!write_file_atomic(kernels_path, report.dump(2) + "\n", err)) {
+    unlink(tmp_so.c_str());
+    return false;
+  }
+  std::string object;
+  if (!read_file(tmp_so, &object, err) ||
+      !write_file_atomic(so_hash_path, sha256_hex(object) + "\n", err)) {
     unlink(tmp_so.c_str());
     return false;
   }

@@ -3,6 +3,7 @@
 #include <cuda_runtime.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -72,6 +73,8 @@ constexpr size_t kAlign = 4096;
 // oracle in the test suite).
 constexpr double kGpuOracleWorkload = 2e9;
 constexpr const char* kRecordSchema = "fp4arena.submit.v2";
+// Empty timed round trips the judge makes to learn its own clock's overhead.
+constexpr int kCalibrationCalls = 21;
 
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
@@ -185,6 +188,7 @@ struct CallResult {
   Decision decision;
   std::vector<OutputReport> outputs;
   double event_ms = 0;  // work after the stop event included
+  double wall_ms = 0;   // the judge's clock around the timed round trip
   double host_call_ms = 0;
   bool hold_timed_out = false;
   double busy_after_us = 0;
@@ -194,6 +198,7 @@ struct CallResult {
 struct RawCall {
   CallFacts facts;
   double event_ms = 0, host_call_ms = 0, busy_after_us = 0;
+  double wall_ms = 0;  // the judge's own clock around the timed round trip
   bool hold_timed_out = false;
 };
 
@@ -265,6 +270,37 @@ std::string read_logs(const std::vector<std::string>& logs, size_t first) {
   return all;
 }
 
+// --output is checked before anything runs: its folder must exist, and an existing file is
+// replaced only when it is a record of ours (never a source file, a spec, anything else).
+bool check_output_path(const std::string& path, std::string* err) {
+  struct stat st;
+  if (stat(path.c_str(), &st) == 0) {
+    if (!S_ISREG(st.st_mode)) {
+      *err = path + " exists and is not a regular file";
+      return false;
+    }
+    std::string text, ignored;
+    nlohmann::json doc;
+    if (st.st_size < (16 << 20) && read_file(path, &text, &ignored)) {
+      doc = nlohmann::json::parse(text, nullptr, false);
+    }
+    auto schema = doc.is_object() ? doc.find("schema") : doc.end();
+    if (!doc.is_object() || schema == doc.end() || !schema->is_string() ||
+        schema->get<std::string>().rfind("fp4arena.submit.", 0) != 0) {
+      *err = path + " exists and is not an fp4arena submit record; refusing to replace it";
+      return false;
+    }
+    return true;
+  }
+  size_t slash = path.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    *err = "the folder " + dir + " does not exist";
+    return false;
+  }
+  return true;
+}
+
 class Session {
  public:
   Session(const JudgeOptions& opts, std::ostream& log) : opts_(opts), log_(log) {}
@@ -282,7 +318,13 @@ class Session {
   bool write_record(JudgeOutcome* outcome);
 
   // Calls.
-  bool start_worker(std::string* err);
+  // Starts a worker, calibrates the judge's clock on it (before user code is loaded) and
+  // loads the solution. False on failure: *load_failed with *load_facts set when the
+  // solution itself failed to load (its constructors crashed, exited or hung); otherwise
+  // *err says why the worker could not start (the judge's failure).
+  bool start_worker(std::string* err, bool* load_failed = nullptr, CallFacts* load_facts = nullptr);
+  // A failed start as the verdict of the case that needed the worker.
+  bool start_or_fail(CallResult* r);
   RawCall send_call(const CaseSpec& c, const ProblemData& in, bool timed, const Layout& layout,
                     const std::vector<Poison>& poisons);
   CallResult call_once(const CaseSpec& c, const ProblemData& in, bool timed);
@@ -327,6 +369,7 @@ class Session {
   double timeout_scale_ = 1;
   double exit_grace_seconds_ = 2;
   uint64_t calls_made_ = 0;
+  double overhead_ms_ = 0;  // median judge-clock time of an empty timed round trip
 };
 
 bool Session::selected(const CaseSpec& c) const {
@@ -350,7 +393,8 @@ ExitCode Session::fail_internal(const std::string& what) {
   return ExitCode::kInternal;
 }
 
-bool Session::start_worker(std::string* err) {
+bool Session::start_worker(std::string* err, bool* load_failed, CallFacts* load_facts) {
+  if (load_failed) *load_failed = false;
   WorkerOptions w;
   w.worker_path =
       opts_.worker_path.empty() ? self_exe_dir() + "/fp4arena_worker" : opts_.worker_path;
@@ -373,7 +417,52 @@ bool Session::start_worker(std::string* err) {
     return false;
   }
   worker_ = WorkerProcess::start(w, err);
-  return worker_ != nullptr;
+  if (!worker_) return false;
+  // The overhead of the judge's own clock: empty timed round trips, before any user code
+  // is in the worker's address space.
+  const double timeout = timeout_scale_ * spec_.call_timeout_seconds;
+  std::vector<double> wall;
+  for (int i = 0; i < kCalibrationCalls; ++i) {
+    auto t0 = Clock::now();
+    CallReply r = worker_->call({{"op", "empty"}}, timeout);
+    wall.push_back(seconds_since(t0) * 1000.0);
+    if (r.outcome != CallOutcome::kOk) {
+      *err = "worker failed while the judge calibrated its clock: " + r.detail;
+      worker_.reset();
+      return false;
+    }
+  }
+  overhead_ms_ = summarize(wall).median_ms;
+  CallReply loaded = worker_->call({{"op", "load"}}, timeout);
+  if (loaded.outcome != CallOutcome::kOk) {
+    if (load_failed) *load_failed = true;
+    if (load_facts) {
+      *load_facts = CallFacts{};
+      load_facts->end = call_end_of(loaded.outcome);
+      load_facts->end_detail = loaded.detail +
+                               " while loading the solution (its static "
+                               "constructors, or a symbol it lacks)";
+    }
+    *err = "the solution failed to load: " + loaded.detail;
+    worker_.reset();
+    return false;
+  }
+  return true;
+}
+
+bool Session::start_or_fail(CallResult* r) {
+  std::string err;
+  bool load_failed = false;
+  CallFacts facts;
+  if (worker_ || start_worker(&err, &load_failed, &facts)) return true;
+  if (load_failed) {
+    r->decision = decide_verdict(facts);
+    if (r->decision.verdict == Verdict::kPassed) r->decision = {Verdict::kCrashed, err};
+  } else {
+    fatal_ = err;
+    r->decision = {Verdict::kNotRun, err};
+  }
+  return false;
 }
 
 bool Session::compute_expected(const ProblemData& in, Expected* out, std::string* err) {
@@ -436,16 +525,29 @@ RawCall Session::send_call(const CaseSpec& c, const ProblemData& in, bool timed,
   }
   const int slot =
       opts_.buffers == BufferMode::kFresh ? -1 : int(calls_made_++ % uint64_t(kRingDepth));
-  nlohmann::json req = {{"op", "call"}, {"case", c.name},    {"buffers", buffers},
-                        {"args", args}, {"flush_l2", timed}, {"slot", slot}};
+  nlohmann::json req = {{"op", "prepare"}, {"case", c.name},    {"buffers", buffers},
+                        {"args", args},    {"flush_l2", timed}, {"slot", slot}};
   const double base_timeout =
       opts_.call_timeout_seconds > 0 ? opts_.call_timeout_seconds : spec_.call_timeout_seconds;
-  CallReply reply = worker_->call(req, timeout_scale_ * base_timeout);
+  const double timeout = timeout_scale_ * base_timeout;
   CallFacts& f = raw.facts;
   f.under_tool = !wrapper_.empty();
+  // Three round trips: prepare (copies, flush), go (the timed part, bounded by the judge's
+  // own clock), collect (buffers back). Only go runs user code.
+  CallReply reply = worker_->call(req, timeout);
+  if (reply.outcome == CallOutcome::kOk) {
+    auto t0 = Clock::now();
+    reply = worker_->call({{"op", "go"}}, timeout);
+    raw.wall_ms = seconds_since(t0) * 1000.0;
+    if (reply.outcome == CallOutcome::kOk) {
+      CallReply collected = worker_->call({{"op", "collect"}}, timeout);
+      if (collected.outcome != CallOutcome::kOk) reply = collected;
+    }
+  }
   f.end = call_end_of(reply.outcome);
   f.end_detail = reply.detail;
   if (f.end != CallEnd::kOk) return raw;
+  f.judge_wall_ms = raw.wall_ms;
 
   double threads_before = 0, threads_after = 0, event_ms = 0;
   std::string why;
@@ -506,6 +608,7 @@ CallResult Session::call_once(const CaseSpec& c, const ProblemData& in, bool tim
   }
   RawCall raw = send_call(c, in, timed, layout, poisons);
   r.event_ms = raw.event_ms;
+  r.wall_ms = raw.wall_ms;
   r.host_call_ms = raw.host_call_ms;
   r.hold_timed_out = raw.hold_timed_out;
   r.busy_after_us = raw.busy_after_us;
@@ -577,10 +680,7 @@ nlohmann::json Session::run_test(const CaseSpec& c) {
   if (!challenge_->generate(c, seed, &in, &err)) {
     fatal_ = "generator failed: " + err;
     r.decision = {Verdict::kNotRun, fatal_};
-  } else if (!worker_ && !start_worker(&err)) {
-    fatal_ = err;
-    r.decision = {Verdict::kNotRun, err};
-  } else {
+  } else if (start_or_fail(&r)) {
     r = call_once(c, in, false);
   }
   if (is_runtime_failure(r.decision.verdict)) worker_.reset();  // a fresh worker next
@@ -641,8 +741,12 @@ void Session::time_yardstick(const ProblemData& in, const TimingSpec& timing, do
     bool launched = true;
     PreCall::Timed t;
     const char* where = "";
-    cudaError_t ce =
-        pc.timed_call([&] { launched = y->launch(e); }, true, call, kCountAfterUs, &t, &where);
+    cudaError_t ce = pc.prepare(call);
+    if (ce == cudaSuccess) {
+      ce = pc.timed_call([&] { launched = y->launch(e); }, true, kCountAfterUs, &t, &where);
+    } else {
+      where = "L2 flush";
+    }
     if (ce != cudaSuccess) {
       *e = std::string("yardstick: ") + where + ": " + cudaGetErrorString(ce);
       return false;
@@ -682,7 +786,7 @@ nlohmann::json Session::run_benchmark(const CaseSpec& c) {
     timing.max_seconds = std::min(timing.max_seconds, 10.0);
     timing.warmup_calls = std::min(timing.warmup_calls, 2);
   }
-  std::vector<double> host_ms;
+  std::vector<double> host_ms, wall_ms;
   int held_too_long = 0;
   CallResult last;
   ProblemData in;
@@ -701,11 +805,8 @@ nlohmann::json Session::run_benchmark(const CaseSpec& c) {
           *err = fatal_;
           return false;
         }
-        if (!worker_ && !start_worker(&e)) {
-          fatal_ = e;
-          last = CallResult{};
-          last.decision = {Verdict::kNotRun, e};
-          *err = e;
+        if (!start_or_fail(&last)) {
+          *err = last.decision.reason;
           return false;
         }
         last = call_once(c, in, true);
@@ -718,6 +819,7 @@ nlohmann::json Session::run_benchmark(const CaseSpec& c) {
         *ms = last.event_ms;
         if (!warm) {
           host_ms.push_back(last.host_call_ms);
+          wall_ms.push_back(last.wall_ms);
           held_too_long += last.hold_timed_out;
         }
         return true;
@@ -732,6 +834,15 @@ nlohmann::json Session::run_benchmark(const CaseSpec& c) {
   if (is_runtime_failure(last.decision.verdict)) worker_.reset();
   end_progress();
   const TimingStats& s = run.stats;
+  const double wall_median = summarize(wall_ms).median_ms;
+  // The judge's own clock bounds what the worker reported, over the whole benchmark.
+  if (run.ok && last.decision.verdict == Verdict::kPassed && s.samples > 0) {
+    Decision clock = check_benchmark_clock(s.median_ms, wall_median, overhead_ms_);
+    if (clock.verdict != Verdict::kPassed) {
+      last.decision = clock;
+      run.ok = false;
+    }
+  }
   const bool passed = run.ok && last.decision.verdict == Verdict::kPassed && s.samples > 0;
   const Verdict v = passed ? Verdict::kPassed
                            : (last.decision.verdict == Verdict::kPassed ? Verdict::kNotRun
@@ -747,6 +858,8 @@ nlohmann::json Session::run_benchmark(const CaseSpec& c) {
   j["max_ms"] = s.max_ms;
   j["rse"] = s.rse;
   j["host_call_median_ms"] = summarize(host_ms).median_ms;
+  j["judge_wall_median_ms"] = wall_median;
+  j["judge_overhead_ms"] = overhead_ms_;
   j["synchronising_calls"] = held_too_long;
   const double value = passed ? spec_.metric.value(workload, s.median_ms) : 0;
   j["value"] = passed ? nlohmann::json(value) : nlohmann::json(nullptr);
@@ -1047,6 +1160,12 @@ JudgeOutcome Session::run() {
     outcome.code = ExitCode::kUsage;
     return outcome;
   }
+  if (opts_.action == Action::kSubmit && !opts_.output_path.empty() &&
+      !check_output_path(opts_.output_path, &err)) {
+    log_ << "fp4arena: --output: " << err << "\n";
+    outcome.code = ExitCode::kUsage;
+    return outcome;
+  }
   // Device first: it decides the architecture the solution is compiled for.
   if (!open_device(&outcome)) return outcome;
   if (!compile_step(&outcome)) return outcome;
@@ -1210,7 +1329,12 @@ ExitCode Session::run_profile(nlohmann::json* record) {
   if (!challenge_->generate(*c, case_seed(*c), &in, &err)) {
     return fail_internal("generator failed: " + err);
   }
-  if (!start_worker(&err)) return fail_internal(err);
+  CallResult failed_start;
+  if (!start_or_fail(&failed_start)) {
+    log_ << "  " << verdict_name(failed_start.decision.verdict) << ": "
+         << failed_start.decision.reason << "\n";
+    return fatal_.empty() ? ExitCode::kRuntimeError : fail_internal(fatal_);
+  }
   CallResult v = call_once(*c, in, false);
   worker_.reset();  // ncu writes its report when the worker exits
   log_ << "  the profiled call's output: " << verdict_name(v.decision.verdict)

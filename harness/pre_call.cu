@@ -111,7 +111,7 @@ bool PreCall::timed_out() const {
   return flag_[1] != 0;
 }
 
-cudaError_t PreCall::timed_call(const std::function<void()>& enqueue, bool flush, int salt,
+cudaError_t PreCall::timed_call(const std::function<void()>& enqueue, bool hold_first,
                                 double count_after_us, Timed* out, const char** where) {
   using Clock = std::chrono::steady_clock;
   auto ms_between = [](Clock::time_point a, Clock::time_point b) {
@@ -119,16 +119,15 @@ cudaError_t PreCall::timed_call(const std::function<void()>& enqueue, bool flush
   };
   *out = Timed{};
   cudaError_t e;
-  if (flush) {
-    if ((e = prepare(salt)) != cudaSuccess) return *where = "L2 flush", e;
-    if ((e = hold()) != cudaSuccess) return *where = "the blocking kernel before the call", e;
+  if (hold_first && (e = hold()) != cudaSuccess) {
+    return *where = "the blocking kernel before the call", e;
   }
   cudaEventRecord(start_);
   auto t0 = Clock::now();
   enqueue();
   auto t1 = Clock::now();
   cudaEventRecord(stop_);
-  if (flush) release();
+  if (hold_first) release();
   e = cudaEventSynchronize(stop_);
   auto t2 = Clock::now();
   if (e != cudaSuccess) return *where = "the call", e;
@@ -142,7 +141,7 @@ cudaError_t PreCall::timed_call(const std::function<void()>& enqueue, bool flush
   out->event_only_ms = ms;
   out->host_call_ms = ms_between(t0, t1);
   out->busy_after_us = ms_between(t2, t3) * 1000.0;
-  out->hold_timed_out = flush && timed_out();
+  out->hold_timed_out = hold_first && timed_out();
   out->event_ms = ms + (out->busy_after_us > count_after_us ? out->busy_after_us / 1000.0 : 0.0);
   return cudaSuccess;
 }

@@ -57,13 +57,14 @@ class PreCall {
     bool hold_timed_out = false;  ///< the code under test synchronised while queued
   };
 
-  /// The one timed sequence, for solutions (in the worker) and yardsticks (in the judge):
-  /// with `flush`, steps 1 and 2 above; then start event, `enqueue()`, stop event, release,
-  /// wait for the stop event, then for the whole device. Device work still running after
-  /// the stop event (past `count_after_us`, what an idle device takes to answer) is added to
-  /// event_ms. On a CUDA error returns it and sets *where to the step that failed.
-  cudaError_t timed_call(const std::function<void()>& enqueue, bool flush, int salt,
-                         double count_after_us, Timed* out, const char** where);
+  /// The one timed sequence, for solutions (in the worker) and yardsticks (in the judge),
+  /// run after prepare() for a timed call: with `hold`, step 2 above; then start event,
+  /// `enqueue()`, stop event, release, wait for the stop event, then for the whole device.
+  /// Device work still running after the stop event (past `count_after_us`, what an idle
+  /// device takes to answer) is added to event_ms. On a CUDA error returns it and sets
+  /// *where to the step that failed.
+  cudaError_t timed_call(const std::function<void()>& enqueue, bool hold, double count_after_us,
+                         Timed* out, const char** where);
 
  private:
   void* buf_ = nullptr;

@@ -175,7 +175,8 @@ int main(int argc, char** argv) {
                  "match (an empty string: no check)")
       ->capture_default_str();
   app.add_option("--author", o.author, "Author recorded in the submit record");
-  app.add_flag("--no-yardstick", o.no_yardstick, "submit: skip the challenge's yardstick (cuBLAS, a device copy, ...)");
+  app.add_flag("--no-yardstick", o.no_yardstick,
+               "submit: skip the challenge's yardstick (cuBLAS, a device copy, ...)");
   app.add_flag("--no-progress", o.no_progress, "No live progress line on stderr");
   app.add_option("--timeout", o.timeout, "Per-call time limit in seconds (default: the spec's)");
   app.add_option("--buffers", o.buffers,

@@ -34,6 +34,12 @@ std::string fmt0(double v) {
   return os.str();
 }
 
+std::string fmt3(double v) {
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(3) << v;
+  return os.str();
+}
+
 std::string fmt1(double v) {
   std::ostringstream os;
   os << std::fixed << std::setprecision(1) << v;
@@ -97,7 +103,32 @@ Decision decide_verdict(const CallFacts& f) {
                 " us after the launch stream finished (" + fmt0(f.event_ms * 1000.0) +
                 " us timed): work was left running outside the default stream"};
   }
+  if (f.judge_wall_ms > 0 && f.event_ms > f.judge_wall_ms + kClockSlackMs) {
+    return {Verdict::kTimingMismatch, "the worker reported " + fmt3(f.event_ms) +
+                                          " ms of device time for a call the judge's clock saw "
+                                          "take " +
+                                          fmt3(f.judge_wall_ms) + " ms in all"};
+  }
   if (f.outputs_checked && !f.outputs_ok) return {Verdict::kWrongAnswer, f.outputs_summary};
+  return {Verdict::kPassed, ""};
+}
+
+Decision check_benchmark_clock(double median_event_ms, double median_wall_ms, double overhead_ms) {
+  if (median_event_ms > median_wall_ms + kClockSlackMs) {
+    return {Verdict::kTimingMismatch, "the median reported device time " + fmt3(median_event_ms) +
+                                          " ms exceeds the judge's median round trip " +
+                                          fmt3(median_wall_ms) + " ms"};
+  }
+  const double margin = std::max(kWallMarginMs, kWallMarginFraction * median_wall_ms);
+  const double floor = median_wall_ms - overhead_ms - margin;
+  if (median_event_ms < floor) {
+    return {Verdict::kTimingMismatch,
+            "the median reported device time " + fmt3(median_event_ms) +
+                " ms is below what the judge's clock allows: median round trip " +
+                fmt3(median_wall_ms) + " ms - calibrated overhead " + fmt3(overhead_ms) +
+                " ms - margin " + fmt3(margin) +
+                " ms (forged times, or solve() spends that long on the host or synchronising)"};
+  }
   return {Verdict::kPassed, ""};
 }
 

@@ -44,7 +44,10 @@ struct CallFacts {
   int threads_before = 0, threads_after = 0;
   double event_ms = 0;       ///< the call's device time as measured (work after stop excluded)
   double busy_after_us = 0;  ///< device busy after the stop event
-  bool under_tool = false;   ///< compute-sanitizer / ncu: thread and timing checks are off
+  /// The judge's own clock around the timed round trip (0: not measured). A reported
+  /// device time longer than this by more than kClockSlackMs is impossible.
+  double judge_wall_ms = 0;
+  bool under_tool = false;  ///< compute-sanitizer / ncu: thread and timing checks are off
   // Answer.
   bool outputs_checked = false;
   bool outputs_ok = false;
@@ -56,6 +59,16 @@ struct CallFacts {
 constexpr double kEscapeMinUs = 50;
 constexpr double kEscapeFraction = 0.05;
 
+/// How much a reported device time may exceed the judge's own clock around the round trip
+/// (the two clocks' granularity) before it is called a forgery.
+constexpr double kClockSlackMs = 0.02;
+
+/// A benchmark's median device time may fall short of the judge's median round trip minus
+/// the calibrated overhead by at most max(kWallMarginMs, kWallMarginFraction of the round
+/// trip): the host time of launching the work, which the events do not see.
+constexpr double kWallMarginMs = 0.05;
+constexpr double kWallMarginFraction = 0.10;
+
 struct Decision {
   Verdict verdict = Verdict::kPassed;
   std::string reason;
@@ -63,9 +76,16 @@ struct Decision {
 
 /// The verdict of one call. The first that applies wins: how the call ended (crash, CUDA
 /// error, timeout, exit), then out_of_bounds_write, input_modified, thread_escape,
-/// timing_escape, then wrong_answer. Integrity verdicts come before the answer: a solution
+/// timing_escape, timing_mismatch (a device time the judge's clock rules out), then
+/// wrong_answer. Integrity verdicts come before the answer: a solution
 /// that wrote out of bounds gets that verdict even when its output happens to be right.
 Decision decide_verdict(const CallFacts& f);
+
+/// The judge's clock against the worker's report over a whole benchmark (medians, in ms):
+/// timing_mismatch when the reported device time is longer than the judge's round trip, or
+/// shorter than the round trip minus the calibrated overhead and the margin above. Passed
+/// otherwise.
+Decision check_benchmark_clock(double median_event_ms, double median_wall_ms, double overhead_ms);
 
 /// The score of a run: the geometric mean of the benchmarks' metric values, valid only when
 /// every case passed and no value exceeds the device's physical limit.

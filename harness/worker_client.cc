@@ -17,6 +17,16 @@
 namespace fp4arena {
 namespace {
 
+// A string field of a message, or `fallback` when absent or of another type: replies come
+// from a process that runs user code, so nothing about their shape is assumed.
+std::string text_field(const nlohmann::json& m, const char* key, const std::string& fallback) {
+  if (!m.is_object()) return fallback;
+  auto it = m.find(key);
+  if (it == m.end() || !it->is_string()) return fallback;
+  std::string s = it->get<std::string>();
+  return s.size() > 500 ? s.substr(0, 500) + "..." : s;
+}
+
 std::string describe_status(int status) {
   if (WIFSIGNALED(status)) {
     int sig = WTERMSIG(status);
@@ -113,9 +123,9 @@ std::unique_ptr<WorkerProcess> WorkerProcess::start(const WorkerOptions& opts, s
   std::string recv_err;
   RecvStatus st = recv_message(w->sock_, static_cast<int>(opts.start_timeout_seconds * 1000),
                                &hello, &recv_err);
-  if (st == RecvStatus::kOk && hello.value("op", "") == "hello") return w;
-  if (st == RecvStatus::kOk && hello.value("op", "") == "fatal") {
-    *err = "worker could not start: " + hello.value("error", std::string("unknown error"));
+  if (st == RecvStatus::kOk && text_field(hello, "op", "") == "hello") return w;
+  if (st == RecvStatus::kOk && text_field(hello, "op", "") == "fatal") {
+    *err = "worker could not start: " + text_field(hello, "error", "unknown error");
   } else if (st == RecvStatus::kTimeout) {
     *err = "worker did not start within " + std::to_string(int(opts.start_timeout_seconds)) + " s";
   } else if (st == RecvStatus::kClosed) {
@@ -196,16 +206,27 @@ CallReply WorkerProcess::call(const nlohmann::json& request, double timeout_seco
     r.detail = "broken channel: " + err;
     return r;
   }
-  if (reply.value("op", "") == "fatal") {
+  if (!reply.is_object()) {
     kill_all();
-    r.detail = reply.value("error", std::string("worker failed"));
+    r.detail = "malformed reply: not a JSON object";
     return r;
   }
-  if (!reply.value("ok", false)) {
+  if (text_field(reply, "op", "") == "fatal") {
+    kill_all();
+    r.detail = text_field(reply, "error", "worker failed");
+    return r;
+  }
+  auto ok = reply.find("ok");
+  if (ok == reply.end() || !ok->is_boolean()) {
+    kill_all();
+    r.detail = "malformed reply: no boolean 'ok'";
+    return r;
+  }
+  if (!ok->get<bool>()) {
     kill_all();
     r.outcome = CallOutcome::kCudaError;
-    r.detail = reply.value("cuda_error", std::string("CUDA error")) + " (in " +
-               reply.value("where", std::string("solve()")) + ")";
+    r.detail = text_field(reply, "cuda_error", "CUDA error") + " (in " +
+               text_field(reply, "where", "solve()") + ")";
     return r;
   }
   r.outcome = CallOutcome::kOk;

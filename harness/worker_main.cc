@@ -6,6 +6,11 @@
 //
 // Usage (started by the judge only):
 //   fp4arena_worker --so FILE --shm-bytes N --device D   (fd 3: socket, fd 4: memfd)
+//
+// Requests, one reply each: "empty" (a timed call of nothing: the judge calibrates the
+// overhead of its own clock on these before any user code is loaded), "load" (dlopen the
+// solution), then per call "prepare" (buffers, arguments, L2 flush), "go" (the timed part),
+// "collect" (buffers back to shared memory), and "quit".
 #include <cuda_runtime.h>
 #include <dirent.h>
 #include <dlfcn.h>
@@ -71,7 +76,9 @@ struct Worker {
   Slot ring[kRingSlots];
   std::vector<uint8_t*> previous;
 
-  void setup(const std::string& so_path, size_t shm_bytes, int device) {
+  // CUDA context, pinned shared memory, pre-call buffers and the runtime's lazy machinery:
+  // everything before user code is loaded (the judge calibrates its clock on this).
+  void setup(size_t shm_bytes, int device) {
     std::string err;
     if (!shm.attach(kWorkerShmFd, shm_bytes, &err)) fatal(err);
     cudaError_t e = cudaSetDevice(device);
@@ -93,23 +100,34 @@ struct Worker {
     cudaFree(probe);
     PreCall::Timed t;
     const char* where = "";
-    if (pre_call.timed_call([] {}, false, 0, kCountAfterUs, &t, &where) != cudaSuccess ||
+    if (pre_call.timed_call([] {}, false, kCountAfterUs, &t, &where) != cudaSuccess ||
         cudaDeviceSynchronize() != cudaSuccess) {
       fatal("CUDA warm-up failed");
     }
+  }
 
+  // Loads the solution: its constructors run here, after calibration.
+  void load(const std::string& so_path) {
     void* handle = dlopen(so_path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle) fatal(std::string("cannot load the solution: ") + dlerror());
     call = reinterpret_cast<CallFn>(dlsym(handle, "fp4arena_call"));
     if (!call) fatal("the solution object has no fp4arena_call (not built by fp4arena?)");
   }
 
-  nlohmann::json run_call(const nlohmann::json& req) {
-    struct Region {
-      size_t offset, total, canary;
-      uint8_t* dev;
-    };
-    std::vector<Region> regions;
+  // The staged call between prepare, go and collect.
+  struct Region {
+    size_t offset, total, canary;
+    uint8_t* dev;
+  };
+  std::vector<Region> regions;
+  std::vector<uint64_t> arg_slots;
+  std::vector<void*> args;
+  bool staged = false, timed = false, ran = false;
+
+  // prepare: buffers to the device, arguments, and (timed calls) the pre-call traffic and
+  // L2 flush. Untimed by the judge.
+  nlohmann::json prepare(const nlohmann::json& req) {
+    regions.clear();
     std::vector<size_t> sizes;
     for (const auto& b : req.at("buffers")) {
       Region r{b.at("offset"), size_t(b.at("size")) + 2 * size_t(b.at("canary")), b.at("canary"),
@@ -148,42 +166,55 @@ struct Worker {
     for (uint8_t* p : previous) cudaFree(p);
     previous = fresh;
     // One value slot per parameter; args[i] points at it.
-    std::vector<uint64_t> slots(req.at("args").size());
-    std::vector<void*> args(slots.size());
-    for (size_t i = 0; i < slots.size(); ++i) {
+    arg_slots.assign(req.at("args").size(), 0);
+    args.assign(arg_slots.size(), nullptr);
+    for (size_t i = 0; i < arg_slots.size(); ++i) {
       const auto& a = req.at("args")[i];
-      args[i] = &slots[i];
+      args[i] = &arg_slots[i];
       if (a.contains("buffer")) {
         uint8_t* p = regions.at(a.at("buffer")).dev + regions.at(a.at("buffer")).canary;
-        std::memcpy(&slots[i], &p, sizeof p);
+        std::memcpy(&arg_slots[i], &p, sizeof p);
       } else if (a.contains("int")) {
         int v = a.at("int");
-        std::memcpy(&slots[i], &v, sizeof v);
+        std::memcpy(&arg_slots[i], &v, sizeof v);
       } else if (a.contains("float")) {
         float v = a.at("float");
-        std::memcpy(&slots[i], &v, sizeof v);
+        std::memcpy(&arg_slots[i], &v, sizeof v);
       } else {
         fatal("unknown argument kind in call");
       }
     }
+    timed = req.value("flush_l2", false);
     cudaError_t e = cudaDeviceSynchronize();
     if (e != cudaSuccess) cuda_failure("before solve()", e);
+    if (timed) {
+      e = pre_call.prepare(++calls);
+      if (e != cudaSuccess) cuda_failure("L2 flush", e);
+    }
+    staged = true;
+    ran = false;
+    return {{"ok", true}};
+  }
+
+  // go: the timed part, and the only one the judge's clock bounds: blocking kernel, start
+  // event, solve() (or nothing, for calibration), stop event, release, synchronise.
+  nlohmann::json go(bool empty) {
+    if (!empty && !staged) fatal("go without prepare");
     int threads_before = count_threads();
-    const bool timed = req.value("flush_l2", false);
     PreCall::Timed t;
     const char* where = "";
-    e = pre_call.timed_call([&] { call(args.data()); }, timed, ++calls, kCountAfterUs, &t, &where);
+    cudaError_t e = pre_call.timed_call(
+        [&] {
+          if (!empty) call(args.data());
+        },
+        empty || timed, kCountAfterUs, &t, &where);
     if (e != cudaSuccess) {
       std::string w = where;
       if (w.rfind("the call", 0) == 0) w = "solve()" + w.substr(8);
       cuda_failure(w.c_str(), e);
     }
     int threads_after = count_threads();
-
-    for (Region& r : regions) {
-      e = cudaMemcpy(shm.data() + r.offset, r.dev, r.total, cudaMemcpyDeviceToHost);
-      if (e != cudaSuccess) cuda_failure("copy of a buffer back from the device", e);
-    }
+    ran = !empty;
     return {{"ok", true},
             {"event_ms", t.event_ms},
             {"event_only_ms", t.event_only_ms},
@@ -192,6 +223,17 @@ struct Worker {
             {"threads_before", threads_before},
             {"threads_after", threads_after},
             {"hold_timed_out", t.hold_timed_out}};
+  }
+
+  // collect: every buffer back into shared memory for the judge's checks.
+  nlohmann::json collect() {
+    if (!ran) fatal("collect without go");
+    for (Region& r : regions) {
+      cudaError_t e = cudaMemcpy(shm.data() + r.offset, r.dev, r.total, cudaMemcpyDeviceToHost);
+      if (e != cudaSuccess) cuda_failure("copy of a buffer back from the device", e);
+    }
+    staged = ran = false;
+    return {{"ok", true}};
   }
 };
 
@@ -218,7 +260,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   Worker w;
-  w.setup(so, shm_bytes, device);
+  w.setup(shm_bytes, device);
   std::string err;
   if (!send_message(kWorkerSocketFd, {{"op", "hello"}, {"pid", getpid()}, {"pinned", w.pinned}},
                     &err)) {
@@ -230,10 +272,22 @@ int main(int argc, char** argv) {
     if (st != RecvStatus::kOk) return st == RecvStatus::kClosed ? 0 : 2;
     std::string op = req.value("op", "");
     if (op == "quit") return 0;
-    if (op != "call") fatal("unknown request '" + op + "'");
     nlohmann::json reply;
     try {
-      reply = w.run_call(req);
+      if (op == "load") {
+        w.load(so);
+        reply = {{"ok", true}};
+      } else if (op == "empty") {
+        reply = w.go(true);
+      } else if (op == "prepare") {
+        reply = w.prepare(req);
+      } else if (op == "go") {
+        reply = w.go(false);
+      } else if (op == "collect") {
+        reply = w.collect();
+      } else {
+        fatal("unknown request '" + op + "'");
+      }
     } catch (const nlohmann::json::exception& e) {
       fatal(std::string("malformed call: ") + e.what());
     }

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <sstream>
 
 #include "harness/judge.h"
 #include "tests/test_util.h"
@@ -124,6 +125,67 @@ TEST(Cli, NvccFlagsAreAllowListedAndKernelsAreReported) {
                "check"});
   EXPECT_EQ(r.exit_code, int(ExitCode::kUsage)) << r.output;
   EXPECT_NE(r.output.find("is a folder"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace fp4arena
+
+namespace fp4arena {
+namespace {
+
+TEST(Cli, PlantedCacheObjectIsNeverLoaded) {
+  using testing_util::challenge_dir;
+  using testing_util::run_cli;
+  const std::string cache = ::testing::TempDir() + "/fp4arena-planted-cache";
+  const std::string naive = testing_util::source_dir() + "/solutions/nvfp4_matmul/naive.cu";
+  auto r =
+      run_cli({challenge_dir(), "--solution", naive, "--action", "check", "--cache-dir", cache});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  // Replace every cached object with other bytes, as another user's process might.
+  std::string list;
+  run_capture({"/bin/sh", "-c", "ls " + cache + "/*.so"}, &list);
+  ASSERT_FALSE(list.empty());
+  std::istringstream lines(list);
+  std::string so;
+  while (std::getline(lines, so)) {
+    if (!so.empty()) std::ofstream(so, std::ios::trunc) << "planted";
+  }
+  r = run_cli({challenge_dir(), "--solution", naive, "--action", "check", "--cache-dir", cache});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("does not match the hash recorded when it was built; rebuilt"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("(cached)"), std::string::npos) << r.output;
+  // A cache folder that is not a folder is a usage error.
+  r = run_cli({challenge_dir(), "--solution", naive, "--action", "check", "--cache-dir", naive});
+  EXPECT_EQ(r.exit_code, int(ExitCode::kUsage)) << r.output;
+}
+
+}  // namespace
+}  // namespace fp4arena
+
+namespace fp4arena {
+namespace {
+
+TEST(Cli, OutputNeverReplacesAFileThatIsNotARecord) {
+  using testing_util::challenge_dir;
+  using testing_util::run_cli;
+  const std::string naive = testing_util::source_dir() + "/solutions/nvfp4_matmul/naive.cu";
+  const std::string victim = ::testing::TempDir() + "/not-a-record.cu";
+  std::ofstream(victim) << "int main() {}\n";
+  auto r =
+      run_cli({challenge_dir(), "--solution", naive, "--action", "submit", "--output", victim});
+  EXPECT_EQ(r.exit_code, int(ExitCode::kUsage)) << r.output;
+  EXPECT_NE(r.output.find("not an fp4arena submit record; refusing to replace it"),
+            std::string::npos)
+      << r.output;
+  std::string kept;
+  std::string ignored;
+  ASSERT_TRUE(read_file(victim, &kept, &ignored));
+  EXPECT_EQ(kept, "int main() {}\n");
+  r = run_cli({challenge_dir(), "--solution", naive, "--action", "submit", "--output",
+               "/nonexistent-dir/record.json"});
+  EXPECT_EQ(r.exit_code, int(ExitCode::kUsage)) << r.output;
 }
 
 }  // namespace

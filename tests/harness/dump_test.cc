@@ -81,8 +81,8 @@ TEST(Dump, Nvfp4ExampleWithoutAGpu) {
 
 TEST(Dump, SeedReplaysAnotherDrawAndBadUsageIsRefused) {
   const std::string dir = ::testing::TempDir() + "/dump-nvfp4-seed";
-  auto r = run_cli({challenge_dir(), "--action", "dump", "--case", "k16_only", "--seed", "77",
-                    "--out", dir});
+  auto r = run_cli(
+      {challenge_dir(), "--action", "dump", "--case", "k16_only", "--seed", "77", "--out", dir});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   nlohmann::json meta = nlohmann::json::parse(slurp(dir + "/case.json"));
   EXPECT_EQ(meta["seed"], 77);

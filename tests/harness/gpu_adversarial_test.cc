@@ -312,6 +312,22 @@ std::vector<Cheat> cheats() {
        kFailed,
        {{"example", "wrong_answer", {kOutside}, {"never written", "NaN/Inf"}},
         {"tails_77x135x48", "wrong_answer", {kOutside}, {"never written", "NaN/Inf"}}}},
+      // A load-time constructor halves every time the worker measures (GOT patch of
+      // cudaEventElapsedTime). Tests pass (the answers are right, and a halved time is still
+      // inside the judge's round trip); the benchmark's median falls below what the judge's
+      // own clock allows.
+      {"forge_event_time",
+       adversarial("forge_event_time"),
+       {},
+       kFailed,
+       {{"example", "passed", {}, {}},
+        {"rev1", "timing_mismatch", {"below what the judge's clock allows"}, {}}}},
+      // A constructor that crashes when the worker loads the solution: the solution's crash.
+      {"constructor_crash",
+       adversarial("constructor_crash"),
+       {},
+       kRuntimeError,
+       {{"example", "crashed", {"killed by signal 11", "while loading the solution"}, {}}}},
       // The control: the shared kernel passes every case the cheats above are judged on.
       {"correct",
        adversarial("correct"),

@@ -87,6 +87,33 @@ TEST(Verdict, RuntimeEndsNameTheCause) {
   EXPECT_EQ(decide_verdict(f).verdict, Verdict::kCrashed);
 }
 
+TEST(Verdict, ReportedTimeLongerThanTheJudgesClockIsAMismatch) {
+  CallFacts f;
+  f.event_ms = 1.0;
+  f.judge_wall_ms = 0.9;
+  Decision d = decide_verdict(f);
+  EXPECT_EQ(d.verdict, Verdict::kTimingMismatch);
+  EXPECT_NE(d.reason.find("1.000 ms of device time"), std::string::npos) << d.reason;
+  f.judge_wall_ms = 1.01;  // within the clocks' slack
+  EXPECT_EQ(decide_verdict(f).verdict, Verdict::kPassed);
+  f.judge_wall_ms = 0;  // not measured (tools)
+  EXPECT_EQ(decide_verdict(f).verdict, Verdict::kPassed);
+}
+
+TEST(Verdict, BenchmarkClockBoundsTheReportFromBothSides) {
+  // Honest: 0.300 ms on the device, 0.380 ms round trip, 0.060 ms calibrated overhead.
+  EXPECT_EQ(check_benchmark_clock(0.300, 0.380, 0.060).verdict, Verdict::kPassed);
+  // Halved by a forger: 0.150 < 0.380 - 0.060 - max(0.05, 0.038).
+  Decision d = check_benchmark_clock(0.150, 0.380, 0.060);
+  EXPECT_EQ(d.verdict, Verdict::kTimingMismatch);
+  EXPECT_NE(d.reason.find("below what the judge's clock allows"), std::string::npos);
+  // Longer than the round trip itself.
+  EXPECT_EQ(check_benchmark_clock(0.500, 0.380, 0.060).verdict, Verdict::kTimingMismatch);
+  // Large calls: a 10% margin. 100 ms reported as 85 ms passes the bound? 100-0.06-10 = 89.9.
+  EXPECT_EQ(check_benchmark_clock(85.0, 100.0, 0.06).verdict, Verdict::kTimingMismatch);
+  EXPECT_EQ(check_benchmark_clock(91.0, 100.0, 0.06).verdict, Verdict::kPassed);
+}
+
 TEST(Score, GeometricMeanWhenEverythingPassed) {
   Score s = compute_score({100, 400}, 10, 10, 1000, "fp16_dense", "TF/s");
   ASSERT_TRUE(s.valid) << s.reason;
