@@ -370,6 +370,7 @@ class Session {
   double exit_grace_seconds_ = 2;
   uint64_t calls_made_ = 0;
   double overhead_ms_ = 0;  // median judge-clock time of an empty timed round trip
+  std::string sandbox_;     // what the worker's sandbox enforced
 };
 
 bool Session::selected(const CaseSpec& c) const {
@@ -433,6 +434,7 @@ bool Session::start_worker(std::string* err, bool* load_failed, CallFacts* load_
     }
   }
   overhead_ms_ = summarize(wall).median_ms;
+  sandbox_ = worker_->sandbox();
   CallReply loaded = worker_->call({{"op", "load"}}, timeout);
   if (loaded.outcome != CallOutcome::kOk) {
     if (load_failed) *load_failed = true;
@@ -1065,6 +1067,7 @@ ExitCode Session::finish(const std::vector<nlohmann::json>& tests,
         {"kernels", kernel_resources_json(compiled_.kernels)}}},
       {"device", device_to_json(device_, nvcc_version_)},
       {"buffers", buffer_mode_name(opts_.buffers)},
+      {"sandbox", sandbox_},
       {"timing_method",
        "per call: ~1 ms of memsets, an L2 flush (memset of 2x L2), device sync; a blocking "
        "kernel filling every SM holds the default stream while start event, solve() and stop "

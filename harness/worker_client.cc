@@ -110,6 +110,13 @@ std::unique_ptr<WorkerProcess> WorkerProcess::start(const WorkerOptions& opts, s
     long max_fd = sysconf(_SC_OPEN_MAX);
     if (max_fd < 0 || max_fd > 65536) max_fd = 65536;
     for (int fd = kWorkerShmFd + 1; fd < max_fd; ++fd) close(fd);
+    // Tools (compute-sanitizer, ncu) inject into the worker and need what the sandbox
+    // refuses; otherwise the sandbox is always on, whatever the judge's environment says.
+    if (opts.wrapper.empty()) {
+      unsetenv("FP4ARENA_NO_SANDBOX");
+    } else {
+      setenv("FP4ARENA_NO_SANDBOX", "1", 1);
+    }
     execvp(argv[0], argv.data());
     dprintf(2, "fp4arena: cannot start worker %s: %s\n", argv[0], std::strerror(errno));
     _exit(127);
@@ -123,7 +130,10 @@ std::unique_ptr<WorkerProcess> WorkerProcess::start(const WorkerOptions& opts, s
   std::string recv_err;
   RecvStatus st = recv_message(w->sock_, static_cast<int>(opts.start_timeout_seconds * 1000),
                                &hello, &recv_err);
-  if (st == RecvStatus::kOk && text_field(hello, "op", "") == "hello") return w;
+  if (st == RecvStatus::kOk && text_field(hello, "op", "") == "hello") {
+    w->sandbox_ = text_field(hello, "sandbox", "unknown");
+    return w;
+  }
   if (st == RecvStatus::kOk && text_field(hello, "op", "") == "fatal") {
     *err = "worker could not start: " + text_field(hello, "error", "unknown error");
   } else if (st == RecvStatus::kTimeout) {

@@ -45,6 +45,8 @@ class WorkerProcess {
   uint8_t* shm() const { return shm_.data(); }
   size_t shm_size() const { return shm_.size(); }
   pid_t pid() const { return pid_; }
+  /// What the worker's sandbox enforces, as it said before any user code was loaded.
+  const std::string& sandbox() const { return sandbox_; }
   bool alive() const { return pid_ > 0; }
 
   /// Sends one call request and waits up to `timeout_seconds` for its reply. On any outcome
@@ -63,6 +65,7 @@ class WorkerProcess {
   double exit_grace_seconds_ = 2;
   int sock_ = -1;
   pid_t pid_ = -1;
+  std::string sandbox_;
 };
 
 /// Kills and reaps every child process of the judge (processes of killed workers that

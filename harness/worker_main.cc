@@ -25,6 +25,7 @@
 
 #include "harness/ipc.h"
 #include "harness/pre_call.h"
+#include "harness/sandbox.h"
 
 namespace fp4arena {
 namespace {
@@ -262,8 +263,15 @@ int main(int argc, char** argv) {
   Worker w;
   w.setup(shm_bytes, device);
   std::string err;
-  if (!send_message(kWorkerSocketFd, {{"op", "hello"}, {"pid", getpid()}, {"pinned", w.pinned}},
-                    &err)) {
+  // The sandbox goes on after CUDA is up and before any user code is loaded. Under a tool
+  // (compute-sanitizer, ncu: FP4ARENA_NO_SANDBOX set by the judge) it stays off.
+  std::string sandbox = "off (under a profiling or checking tool)";
+  if (!std::getenv("FP4ARENA_NO_SANDBOX") && !apply_worker_sandbox(&sandbox, &err)) {
+    fatal("cannot install the sandbox: " + err);
+  }
+  if (!send_message(
+          kWorkerSocketFd,
+          {{"op", "hello"}, {"pid", getpid()}, {"pinned", w.pinned}, {"sandbox", sandbox}}, &err)) {
     return 2;
   }
   for (;;) {

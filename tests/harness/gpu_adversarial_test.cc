@@ -322,6 +322,13 @@ std::vector<Cheat> cheats() {
        kFailed,
        {{"example", "passed", {}, {}},
         {"rev1", "timing_mismatch", {"below what the judge's clock allows"}, {}}}},
+      // Socket, fork and exec from inside solve(): the sandbox refuses all three; the fixture
+      // writes a NaN (wrong_answer) if any got through.
+      {"escape_sandbox",
+       adversarial("escape_sandbox"),
+       {},
+       kPassed,
+       {{"example", "passed", {}, {}}, {"k16_only", "passed", {}, {}}}},
       // A constructor that crashes when the worker loads the solution: the solution's crash.
       {"constructor_crash",
        adversarial("constructor_crash"),
