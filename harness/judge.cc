@@ -189,6 +189,8 @@ struct CallResult {
   std::vector<OutputReport> outputs;
   double event_ms = 0;  // work after the stop event included
   double wall_ms = 0;   // the judge's clock around the timed round trip
+  double empty_wall_ms = 0;
+  double worker_go_ms = 0;
   double host_call_ms = 0;
   bool hold_timed_out = false;
   double busy_after_us = 0;
@@ -198,7 +200,9 @@ struct CallResult {
 struct RawCall {
   CallFacts facts;
   double event_ms = 0, host_call_ms = 0, busy_after_us = 0;
-  double wall_ms = 0;  // the judge's own clock around the timed round trip
+  double wall_ms = 0;        // the judge's own clock around the timed round trip
+  double empty_wall_ms = 0;  // ... around an empty timed round trip just before it
+  double worker_go_ms = 0;   // the worker's own clock around go (reported, diagnostic)
   bool hold_timed_out = false;
 };
 
@@ -537,6 +541,13 @@ RawCall Session::send_call(const CaseSpec& c, const ProblemData& in, bool timed,
   // Three round trips: prepare (copies, flush), go (the timed part, bounded by the judge's
   // own clock), collect (buffers back). Only go runs user code.
   CallReply reply = worker_->call(req, timeout);
+  if (reply.outcome == CallOutcome::kOk && timed) {
+    // The overhead of the judge's clock, measured right here under the same conditions as
+    // the call (after the flush, same context): an empty timed round trip.
+    auto t0 = Clock::now();
+    reply = worker_->call({{"op", "empty"}}, timeout);
+    raw.empty_wall_ms = seconds_since(t0) * 1000.0;
+  }
   if (reply.outcome == CallOutcome::kOk) {
     auto t0 = Clock::now();
     reply = worker_->call({{"op", "go"}}, timeout);
@@ -562,6 +573,8 @@ RawCall Session::send_call(const CaseSpec& c, const ProblemData& in, bool timed,
     f.end_detail = why;
     return raw;
   }
+  auto go_ms = reply.data.find("worker_go_ms");
+  if (go_ms != reply.data.end() && go_ms->is_number()) raw.worker_go_ms = go_ms->get<double>();
   auto held = reply.data.find("hold_timed_out");
   raw.hold_timed_out = held != reply.data.end() && held->is_boolean() && held->get<bool>();
   raw.event_ms = event_ms;
@@ -611,6 +624,8 @@ CallResult Session::call_once(const CaseSpec& c, const ProblemData& in, bool tim
   RawCall raw = send_call(c, in, timed, layout, poisons);
   r.event_ms = raw.event_ms;
   r.wall_ms = raw.wall_ms;
+  r.empty_wall_ms = raw.empty_wall_ms;
+  r.worker_go_ms = raw.worker_go_ms;
   r.host_call_ms = raw.host_call_ms;
   r.hold_timed_out = raw.hold_timed_out;
   r.busy_after_us = raw.busy_after_us;
@@ -788,7 +803,7 @@ nlohmann::json Session::run_benchmark(const CaseSpec& c) {
     timing.max_seconds = std::min(timing.max_seconds, 10.0);
     timing.warmup_calls = std::min(timing.warmup_calls, 2);
   }
-  std::vector<double> host_ms, wall_ms;
+  std::vector<double> host_ms, wall_ms, net_wall_ms, empty_ms, worker_go_ms;
   int held_too_long = 0;
   CallResult last;
   ProblemData in;
@@ -822,6 +837,9 @@ nlohmann::json Session::run_benchmark(const CaseSpec& c) {
         if (!warm) {
           host_ms.push_back(last.host_call_ms);
           wall_ms.push_back(last.wall_ms);
+          empty_ms.push_back(last.empty_wall_ms);
+          net_wall_ms.push_back(last.wall_ms - last.empty_wall_ms);
+          worker_go_ms.push_back(last.worker_go_ms);
           held_too_long += last.hold_timed_out;
         }
         return true;
@@ -839,7 +857,9 @@ nlohmann::json Session::run_benchmark(const CaseSpec& c) {
   const double wall_median = summarize(wall_ms).median_ms;
   // The judge's own clock bounds what the worker reported, over the whole benchmark.
   if (run.ok && last.decision.verdict == Verdict::kPassed && s.samples > 0) {
-    Decision clock = check_benchmark_clock(s.median_ms, wall_median, overhead_ms_);
+    // Each timed call's round trip minus the empty round trip made just before it.
+    Decision clock = check_benchmark_clock(s.median_ms, wall_median,
+                                           wall_median - summarize(net_wall_ms).median_ms);
     if (clock.verdict != Verdict::kPassed) {
       last.decision = clock;
       run.ok = false;
@@ -861,7 +881,10 @@ nlohmann::json Session::run_benchmark(const CaseSpec& c) {
   j["rse"] = s.rse;
   j["host_call_median_ms"] = summarize(host_ms).median_ms;
   j["judge_wall_median_ms"] = wall_median;
-  j["judge_overhead_ms"] = overhead_ms_;
+  j["judge_overhead_ms"] = wall_median - summarize(net_wall_ms).median_ms;
+  j["judge_empty_median_ms"] = summarize(empty_ms).median_ms;
+  j["judge_start_overhead_ms"] = overhead_ms_;
+  j["worker_go_median_ms"] = summarize(worker_go_ms).median_ms;
   j["synchronising_calls"] = held_too_long;
   const double value = passed ? spec_.metric.value(workload, s.median_ms) : 0;
   j["value"] = passed ? nlohmann::json(value) : nlohmann::json(nullptr);

@@ -201,6 +201,7 @@ struct Worker {
   // event, solve() (or nothing, for calibration), stop event, release, synchronise.
   nlohmann::json go(bool empty) {
     if (!empty && !staged) fatal("go without prepare");
+    const auto go_start = std::chrono::steady_clock::now();
     int threads_before = count_threads();
     PreCall::Timed t;
     const char* where = "";
@@ -215,8 +216,12 @@ struct Worker {
       cuda_failure(w.c_str(), e);
     }
     int threads_after = count_threads();
-    ran = !empty;
+    ran = ran || !empty;
+    const double go_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - go_start)
+            .count();
     return {{"ok", true},
+            {"worker_go_ms", go_ms},
             {"event_ms", t.event_ms},
             {"event_only_ms", t.event_only_ms},
             {"host_call_ms", t.host_call_ms},

@@ -324,10 +324,11 @@ std::vector<Cheat> cheats() {
         {"rev1", "timing_mismatch", {"below what the judge's clock allows"}, {}}}},
       // Socket, fork and exec from inside solve(): the sandbox refuses all three; the fixture
       // writes a NaN (wrong_answer) if any got through.
+      // (Exit 1 only because a run of tests alone has no score.)
       {"escape_sandbox",
        adversarial("escape_sandbox"),
        {},
-       kPassed,
+       kFailed,
        {{"example", "passed", {}, {}}, {"k16_only", "passed", {}, {}}}},
       // A constructor that crashes when the worker loads the solution: the solution's crash.
       {"constructor_crash",
