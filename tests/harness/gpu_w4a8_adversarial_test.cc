@@ -8,8 +8,9 @@
 // tests/challenges/w4a8_grouped_gemm_test.cc, HotAndEmptyExpertsWhereClaimed):
 //   ignores_offsets: example (rows 0, 1, 2 go to experts 0, 1, 2 instead of 0, 0, 2) and
 //     zipf_g64 (skewed routing); passes single_expert_g1 (G = 1: the even split is right).
-//   first_row_scale: example (x_scales 0.5, 1, 2) and gaussian_k2048 (row amplitudes
-//     2^U(-3,3)); passes one_row_t1 (T = 1: x_scales[0] is the row's own).
+//   first_row_scale: example (x_scales 0.5, 1, 2: rows 1 and 2 wrong, 4 of 6) and
+//     gaussian_k2048 (row amplitudes 2^U(-3,3)); passes one_row_t1 (T = 1: x_scales[0] is
+//     the row's own).
 //   assumes_nonempty: empty_ends and one_row_t1 end with empty experts whose offset is T, so
 //     the kernel writes the row past the end of y: out_of_bounds_write (which outranks any
 //     wrong answer from the racing writes of empty experts in the middle); passes
@@ -114,7 +115,7 @@ std::vector<Bug> bugs() {
         {"single_expert_g1", "passed", {}}}},
       {"first_row_scale",
        kFailed,
-       {{"example", "wrong_answer", {"2 of 6 " + std::string(kOutside)}},
+       {{"example", "wrong_answer", {"4 of 6 " + std::string(kOutside)}},
         {"gaussian_k2048", "wrong_answer", {kOutside}},
         {"one_row_t1", "passed", {}}}},
       {"assumes_nonempty",
