@@ -1,0 +1,190 @@
+// The w4a8_grouped_gemm adversarial fixtures (tests/solutions/adversarial/w4a8/): classic
+// bugs of a grouped MoE GEMM that the judge must catch with one specific verdict, and a
+// correct control that must pass (ctest label "gpu"; every test skips without a GPU). Modelled
+// on gpu_adversarial_test.cc: `run_challenge ... --action run --json` with a --case filter
+// that makes the bug visible; the record's per-case verdicts are asserted.
+//
+// Which case shows which bug (the cases' routing is asserted by the CPU test
+// tests/challenges/w4a8_grouped_gemm_test.cc, HotAndEmptyExpertsWhereClaimed):
+//   ignores_offsets: example (rows 0, 1, 2 go to experts 0, 1, 2 instead of 0, 0, 2) and
+//     zipf_g64 (skewed routing); passes single_expert_g1 (G = 1: the even split is right).
+//   first_row_scale: example (x_scales 0.5, 1, 2: rows 1 and 2 wrong, 4 of 6) and
+//     gaussian_k2048 (row amplitudes 2^U(-3,3)); passes one_row_t1 (T = 1: x_scales[0] is
+//     the row's own).
+//   assumes_nonempty: empty_ends and one_row_t1 end with empty experts whose offset is T, so
+//     the kernel writes the row past the end of y: out_of_bounds_write (which outranks any
+//     wrong answer from the racing writes of empty experts in the middle); passes
+//     single_expert_g1 (no empty expert).
+//   half_accumulation: unscaled products reach 448 * 2688 > 65504: gaussian_k2048 and
+//     zipf_g64 fail; the example (small sums, exact in FP16) passes.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "harness/judge.h"
+#include "harness/process.h"
+#include "tests/test_util.h"
+
+namespace fp4arena {
+namespace {
+
+using testing_util::binary_dir;
+using testing_util::no_gpu_reason;
+using testing_util::run_challenge_bin;
+using testing_util::source_dir;
+
+constexpr int kPassed = static_cast<int>(ExitCode::kPassed);
+constexpr int kFailed = static_cast<int>(ExitCode::kFailed);
+
+const char kOutside[] = "elements outside atol 0.1 + rtol 0.05";
+
+std::string fixture(const std::string& stem) {
+  return source_dir() + "/tests/solutions/adversarial/w4a8/" + stem + ".cu";
+}
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string quoted(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+struct JudgeRun {
+  int exit_code = -1;
+  std::string err;        // stderr: the human summary
+  nlohmann::json record;  // stdout's record (--json), null when none
+};
+
+// run_challenge with `args` (plus --no-progress); stdout and stderr into separate files.
+JudgeRun run_judge(const std::vector<std::string>& args) {
+  if (!std::getenv("FP4ARENA_CACHE_DIR")) {
+    setenv("FP4ARENA_CACHE_DIR", (binary_dir() + "/solution-cache").c_str(), 1);
+  }
+  std::string base = ::testing::TempDir() + "/fp4arena-w4a8-" + std::to_string(getpid());
+  std::string cmd = quoted(run_challenge_bin());
+  for (const std::string& a : args) cmd += " " + quoted(a);
+  cmd += " --no-progress >" + quoted(base + ".out") + " 2>" + quoted(base + ".err");
+  std::string ignored;
+  JudgeRun r;
+  r.exit_code = run_capture({"/bin/sh", "-c", cmd}, &ignored);
+  std::string out = read_all(base + ".out");
+  r.err = read_all(base + ".err");
+  std::remove((base + ".out").c_str());
+  std::remove((base + ".err").c_str());
+  size_t start = out.rfind("{\n", 0) == 0 ? 0 : out.find("\n{\n");
+  if (start != std::string::npos && start != 0) ++start;
+  r.record = nlohmann::json::parse(start == std::string::npos ? out : out.substr(start), nullptr,
+                                   /*allow_exceptions=*/false);
+  if (r.record.is_discarded()) r.record = nlohmann::json();
+  return r;
+}
+
+struct CaseExpectation {
+  std::string name;
+  std::string verdict;
+  std::vector<std::string> reason_has;
+};
+
+struct Bug {
+  std::string id;
+  int exit_code;
+  std::vector<CaseExpectation> cases;
+};
+
+void PrintTo(const Bug& b, std::ostream* os) {
+  *os << b.id;
+}
+
+std::vector<Bug> bugs() {
+  return {
+      {"ignores_offsets",
+       kFailed,
+       {{"example", "wrong_answer", {kOutside}},
+        {"zipf_g64", "wrong_answer", {kOutside}},
+        {"single_expert_g1", "passed", {}}}},
+      {"first_row_scale",
+       kFailed,
+       {{"example", "wrong_answer", {"4 of 6 " + std::string(kOutside)}},
+        {"gaussian_k2048", "wrong_answer", {kOutside}},
+        {"one_row_t1", "passed", {}}}},
+      {"assumes_nonempty",
+       kFailed,
+       {{"empty_ends", "out_of_bounds_write", {"solve() wrote past the end of 'y'"}},
+        {"one_row_t1", "out_of_bounds_write", {"solve() wrote past the end of 'y'"}},
+        {"single_expert_g1", "passed", {}}}},
+      {"half_accumulation",
+       kFailed,
+       {{"example", "passed", {}},
+        {"gaussian_k2048", "wrong_answer", {kOutside}},
+        {"zipf_g64", "wrong_answer", {kOutside}}}},
+      {"correct",
+       kPassed,
+       {{"example", "passed", {}},
+        {"one_row_t1", "passed", {}},
+        {"one_expert_all_rows", "passed", {}},
+        {"single_expert_g1", "passed", {}},
+        {"empty_ends", "passed", {}},
+        {"zipf_g64", "passed", {}},
+        {"gaussian_k2048", "passed", {}},
+        {"decode", "passed", {}}}},
+  };
+}
+
+const nlohmann::json* find_case(const nlohmann::json& record, const std::string& name) {
+  for (const char* list : {"tests", "benchmarks"}) {
+    if (!record.contains(list)) continue;
+    for (const nlohmann::json& c : record[list]) {
+      if (c.value("name", "") == name) return &c;
+    }
+  }
+  return nullptr;
+}
+
+class GpuW4a8Adversarial : public ::testing::TestWithParam<Bug> {};
+
+TEST_P(GpuW4a8Adversarial, GetsTheRightVerdict) {
+  const std::string why = no_gpu_reason();
+  if (!why.empty()) GTEST_SKIP() << why;
+  const Bug& bug = GetParam();
+  std::vector<std::string> args = {source_dir() + "/challenges/w4a8_grouped_gemm",
+                                   "--solution",
+                                   fixture(bug.id),
+                                   "--action",
+                                   "run",
+                                   "--json"};
+  for (const CaseExpectation& c : bug.cases) {
+    args.push_back("--case");
+    args.push_back(c.name);
+  }
+  JudgeRun r = run_judge(args);
+  const std::string log = "stderr:\n" + r.err;
+  EXPECT_EQ(r.exit_code, bug.exit_code) << log;
+  ASSERT_FALSE(r.record.is_null()) << log;
+  EXPECT_EQ(r.record.value("passed", true), bug.exit_code == kPassed) << log;
+  for (const CaseExpectation& want : bug.cases) {
+    SCOPED_TRACE("case " + want.name);
+    const nlohmann::json* got = find_case(r.record, want.name);
+    ASSERT_NE(got, nullptr) << log;
+    std::string verdict = got->value("verdict", ""), reason = got->value("reason", "");
+    EXPECT_EQ(verdict, want.verdict) << "reason: " << reason << "\n" << log;
+    for (const std::string& part : want.reason_has) {
+      EXPECT_NE(reason.find(part), std::string::npos) << "reason: " << reason;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(W4a8, GpuW4a8Adversarial, ::testing::ValuesIn(bugs()));
+
+}  // namespace
+}  // namespace fp4arena
