@@ -127,7 +127,7 @@ class W4a16Matmul : public Challenge {
       if (g == "uniform") {
         in.scales = make_halves(N, G, seed, kScales, uniform_half(0.5, 2));
       } else {
-        // Log-uniform over 2^-6 .. 2^6: neighbouring groups differ by large factors, so a
+        // Log-uniform over 2^-6 .. 2^7: neighbouring groups differ by large factors, so a
         // kernel that reads the scale of the wrong group is far off.
         in.scales = make_halves(N, G, seed, kScales, [](Rng& rng, int64_t, int64_t) {
           return h(std::ldexp(1.0 + rng.uniform(), int(rng.below(13)) - 6));

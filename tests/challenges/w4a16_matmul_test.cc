@@ -1,5 +1,6 @@
 // The w4a16_matmul challenge's spec and generators: deterministic, within the spec, each case
 // doing what it promises, and the large-K case out of reach of FP16 accumulation.
+#include <cuda_fp16.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -87,7 +88,9 @@ TEST_F(W4a16Generators, SpecDeclaresTheProblem) {
       saw_group = true;
       EXPECT_EQ(d.one_of, (std::vector<int64_t>{32, 128}));
     }
-    if (d.name == "K") EXPECT_EQ(d.multiple_of, 32);
+    if (d.name == "K") {
+      EXPECT_EQ(d.multiple_of, 32);
+    }
   }
   EXPECT_TRUE(saw_group);
   EXPECT_EQ(spec_.limit, LimitKind::kFp16Dense);
