@@ -182,7 +182,7 @@ TEST_F(W4a16Generators, ExtremeScalesAreWhatTheirNamesSay) {
     std::vector<float> y = expect(d);
     float ymax = 0;
     for (float v : y) ymax = std::max(ymax, std::fabs(v));
-    EXPECT_GT(ymax, 50.0f);  // flushing the scales to zero would be far out of tolerance
+    EXPECT_GT(ymax, 5.0f);  // flushing the scales to zero would be far out of tolerance
   }
   {
     const CaseSpec& c = find("fp16_range_scales");
@@ -282,6 +282,54 @@ TEST_F(W4a16Generators, FixtureBugsFailTheirCases) {
     }
     std::printf("bug %d on %s: %d of %lld outside tolerance\n", int(want.bug), want.name, bad,
                 static_cast<long long>(elements));
+  }
+}
+
+// The arithmetic of the cuBLAS yardstick and of the fast rung: each weight dequantized to
+// FP16 (fp16(e2m1 * scale): up to 2^-12 relative rounding), exact products, FP32 sums. The
+// problem promises nothing about it, but the cases are built so that it passes every one
+// with a wide margin: its worst error stays under a quarter of the allowed error. (Outputs
+// that cancel to near zero leave only atol; the data's magnitudes keep the FP16 rounding far
+// below it.) Large cases are sampled.
+TEST_F(W4a16Generators, Fp16DequantizedWeightsPassEveryCaseWithMargin) {
+  for (const auto* list : {&spec_.tests, &spec_.benchmarks}) {
+    for (const CaseSpec& c : *list) {
+      SCOPED_TRACE(c.name);
+      ProblemData d = gen(c, c.seed);
+      const int64_t M = c.dims.at("M"), N = c.dims.at("N"), K = c.dims.at("K");
+      const int64_t g = c.dims.at("group_size");
+      std::vector<__half> xh = halves(d.buffers["x"]), s = halves(d.buffers["w_scales"]);
+      std::vector<float> x(xh.size());
+      for (size_t i = 0; i < xh.size(); ++i) x[i] = __half2float(xh[i]);
+      // Row n of the weights as the yardstick holds them: fp16(e2m1 * scale).
+      auto wdeq_row = [&](int64_t n) {
+        std::vector<float> row(K);
+        for (int64_t k = 0; k < K; ++k) {
+          row[k] = __half2float(__float2half_rn(e2m1_decode(code_at(d.buffers["w"], K, n, k)) *
+                                                __half2float(s[n * (K / g) + k / g])));
+        }
+        return row;
+      };
+      const bool full = 2.0 * M * N * K < 2e9;
+      std::vector<std::vector<float>> wdeq(full ? N : 0);
+      for (int64_t n = 0; n < int64_t(wdeq.size()); ++n) wdeq[n] = wdeq_row(n);
+      std::vector<float> ref = full ? expect(d) : std::vector<float>();
+      const int64_t samples = full ? M * N : 1024;
+      double worst = 0;
+      for (int64_t i = 0; i < samples; ++i) {
+        const int64_t m = full ? i / N : (i * 7919) % M, n = full ? i % N : (i * 104729 + 3) % N;
+        const std::vector<float> sampled = full ? std::vector<float>() : wdeq_row(n);
+        const float* wd = full ? wdeq[n].data() : sampled.data();
+        float acc = 0;
+        for (int64_t k = 0; k < K; ++k) acc += x[m * K + k] * wd[k];
+        const double want = full ? ref[m * N + n] : dot(d, m, n);
+        const double got = __half2float(__float2half_rn(acc));
+        worst = std::max(worst, std::fabs(got - want) / (0.1 + 0.05 * std::fabs(want)));
+      }
+      std::printf("%-28s FP16-dequantized weights: worst error %.3f of the allowed\n",
+                  c.name.c_str(), worst);
+      EXPECT_LT(worst, 0.25);
+    }
   }
 }
 

@@ -175,6 +175,8 @@ std::vector<Bug> bugs() {
          "wrong_answer",
          {"5265 of 10395 " + std::string(kOutside) + "; 5265 never written"},
          {"NaN/Inf"}}}},
+      // The control, plus the decode benchmark: a run without a benchmark has no score and
+      // does not pass.
       {"correct",
        fixture("correct"),
        kPassed,
@@ -186,7 +188,8 @@ std::vector<Bug> bugs() {
         {"group128_varied_scales", "passed", {}, {}},
         {"subnormal_scales", "passed", {}, {}},
         {"fp16_range_scales", "passed", {}, {}},
-        {"large_k_positive", "passed", {}, {}}}},
+        {"large_k_positive", "passed", {}, {}},
+        {"decode", "passed", {}, {}}}},
   };
 }
 
@@ -225,8 +228,8 @@ TEST_P(GpuW4a16Adversarial, GetsTheRightVerdict) {
 
 INSTANTIATE_TEST_SUITE_P(W4a16, GpuW4a16Adversarial, ::testing::ValuesIn(bugs()));
 
-// The ladder: every rung passes every test case (functional cases only; benchmarks are the
-// submit's job).
+// The ladder: every rung passes every test case (and the decode benchmark's short timing;
+// the full benchmarks are the submit's job).
 class GpuW4a16Solutions : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(GpuW4a16Solutions, PassesEveryTest) {
@@ -237,14 +240,22 @@ TEST_P(GpuW4a16Solutions, PassesEveryTest) {
   Spec spec;
   std::string err;
   ASSERT_TRUE(load_spec(w4a16_dir(), &spec, &err)) << err;
+  // Every test, plus the decode benchmark (cheap even for the naive rung): a run without a
+  // benchmark has no score, and the judge then reports it as not passed.
   for (const CaseSpec& c : spec.tests) {
     args.push_back("--case");
     args.push_back(c.name);
   }
+  args.push_back("--case");
+  args.push_back("decode");
   JudgeRun r = run_judge(args);
   EXPECT_EQ(r.exit_code, kPassed) << "stderr:\n" << r.err;
   ASSERT_FALSE(r.record.is_null()) << r.out << r.err;
   EXPECT_EQ(r.record["tests"].size(), spec.tests.size());
+  for (const nlohmann::json& c : r.record["benchmarks"]) {
+    EXPECT_EQ(text_of(c, "verdict"), "passed")
+        << text_of(c, "name") << ": " << text_of(c, "reason");
+  }
   for (const nlohmann::json& c : r.record["tests"]) {
     EXPECT_EQ(text_of(c, "verdict"), "passed")
         << text_of(c, "name") << ": " << text_of(c, "reason");
