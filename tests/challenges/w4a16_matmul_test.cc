@@ -114,6 +114,14 @@ TEST_F(W4a16Generators, ExampleMatchesTheReadme) {
   EXPECT_EQ(y[1], 4.5f);
   EXPECT_EQ(y[2], 0.625f);
   EXPECT_EQ(y[3], 24.0f);
+  // The README's LeetGPU-draft reading (high nibble first): y[0][0] = 0.25, not 3.5.
+  const std::vector<__half> x = halves(d.buffers["x"]), s = halves(d.buffers["w_scales"]);
+  float swapped = 0;
+  for (int k = 0; k < 64; ++k) {
+    swapped += __half2float(x[k]) * e2m1_decode(code_at(d.buffers["w"], 64, 0, k ^ 1)) *
+               __half2float(s[k / 32]);
+  }
+  EXPECT_EQ(swapped, 0.25f);
 }
 
 TEST_F(W4a16Generators, CheckCaseRefusesKNotAMultipleOfTheGroup) {
