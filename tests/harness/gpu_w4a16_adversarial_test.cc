@@ -1,0 +1,269 @@
+// The w4a16_matmul adversarial suite (ctest label "gpu"; every test skips without a GPU):
+// classic W4A16 bugs the judge must catch with `wrong_answer` on the cases that show them, a
+// partial output, and a correct control that must pass every case the others are judged on.
+// Fixtures: tests/solutions/adversarial/w4a16/ (one shared kernel, naive_kernel.cuh, with
+// one Mode per bug). Modelled on gpu_adversarial_test.cc (the NVFP4 suite).
+//
+// Where the cases come from: the arithmetic bugs were simulated on the host against the CPU
+// oracle (tests/challenges/w4a16_matmul_test.cc, W4a16Generators.FixtureBugsFailTheirCases),
+// and each is judged on cases where it fails by a wide margin; only "elements outside atol"
+// is asserted for those, not exact counts. The partial output's counts follow from the shape.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "harness/judge.h"
+#include "harness/spec.h"
+#include "tests/test_util.h"
+
+namespace fp4arena {
+namespace {
+
+using testing_util::run_challenge_bin;
+using testing_util::source_dir;
+
+constexpr int kPassed = static_cast<int>(ExitCode::kPassed);
+constexpr int kFailed = static_cast<int>(ExitCode::kFailed);
+
+std::string w4a16_dir() {
+  return source_dir() + "/challenges/w4a16_matmul";
+}
+std::string fixture(const std::string& stem) {
+  return source_dir() + "/tests/solutions/adversarial/w4a16/" + stem + ".cu";
+}
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+struct JudgeRun {
+  int exit_code = -1;
+  std::string out;        // stdout: the record (--json)
+  std::string err;        // stderr: the summary
+  nlohmann::json record;  // null when stdout held no record
+};
+
+// run_challenge with `args` (plus --no-progress), stdout and stderr into separate temporary
+// files, the compile cache inside the build tree.
+JudgeRun run_judge(const std::vector<std::string>& args) {
+  if (!std::getenv("FP4ARENA_CACHE_DIR")) {
+    setenv("FP4ARENA_CACHE_DIR", (testing_util::binary_dir() + "/solution-cache").c_str(), 1);
+  }
+  std::string base = ::testing::TempDir() + "/fp4arena-w4a16-adv-" + std::to_string(getpid());
+  std::string out_path = base + ".out", err_path = base + ".err";
+  std::vector<std::string> argv_s = {run_challenge_bin()};
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  argv_s.push_back("--no-progress");
+  std::vector<char*> argv;
+  for (std::string& a : argv_s) argv.push_back(&a[0]);
+  argv.push_back(nullptr);
+
+  JudgeRun r;
+  pid_t pid = fork();
+  if (pid < 0) {
+    r.err = std::string("fork failed: ") + std::strerror(errno);
+    return r;
+  }
+  if (pid == 0) {
+    int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (out < 0 || err < 0) _exit(126);
+    dup2(out, 1);
+    dup2(err, 2);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = read_all(out_path);
+  r.err = read_all(err_path);
+  std::remove(out_path.c_str());
+  std::remove(err_path.c_str());
+  size_t start = r.out.rfind("{\n", 0) == 0 ? 0 : r.out.find("\n{\n");
+  if (start != std::string::npos && start != 0) ++start;
+  r.record = nlohmann::json::parse(start == std::string::npos ? r.out : r.out.substr(start),
+                                   nullptr, /*allow_exceptions=*/false);
+  if (r.record.is_discarded()) r.record = nlohmann::json();
+  return r;
+}
+
+const nlohmann::json* find_case(const nlohmann::json& record, const std::string& name) {
+  for (const char* list : {"tests", "benchmarks"}) {
+    if (!record.contains(list)) continue;
+    for (const nlohmann::json& c : record[list]) {
+      if (c.value("name", "") == name) return &c;
+    }
+  }
+  return nullptr;
+}
+
+std::string text_of(const nlohmann::json& c, const char* key) {
+  return c.contains(key) && c[key].is_string() ? c[key].get<std::string>() : "";
+}
+
+struct CaseExpectation {
+  std::string name;
+  std::string verdict;
+  std::vector<std::string> reason_has;
+  std::vector<std::string> reason_lacks;
+};
+
+struct Bug {
+  std::string id;
+  std::string solution;
+  int exit_code;
+  std::vector<CaseExpectation> cases;
+};
+
+void PrintTo(const Bug& b, std::ostream* os) {
+  *os << b.id;
+}
+
+const char kOutside[] = "elements outside atol 0.1 + rtol 0.05";
+
+std::vector<Bug> bugs() {
+  return {
+      {"wrong_nibble_order",
+       fixture("wrong_nibble_order"),
+       kFailed,
+       {{"example", "wrong_answer", {kOutside}, {"never written", "NaN/Inf"}},
+        {"tails_77x135x96", "wrong_answer", {kOutside}, {"never written", "NaN/Inf"}}}},
+      {"ignores_scales",
+       fixture("ignores_scales"),
+       kFailed,
+       {{"example", "wrong_answer", {kOutside}, {"never written", "NaN/Inf"}},
+        {"group32_varied_scales", "wrong_answer", {kOutside}, {"never written", "NaN/Inf"}}}},
+      // Right for group 32, wrong for group 128: both kinds in one run.
+      {"group_size_ignored",
+       fixture("group_size_ignored"),
+       kFailed,
+       {{"group32_varied_scales", "passed", {}, {}},
+        {"tails_129x257x384_g128", "wrong_answer", {kOutside}, {"never written"}},
+        {"group128_varied_scales", "wrong_answer", {kOutside}, {"never written"}}}},
+      {"half_accumulation",
+       fixture("half_accumulation"),
+       kFailed,
+       {{"example", "passed", {}, {}},
+        {"large_k_positive", "wrong_answer", {kOutside}, {"never written", "NaN/Inf"}}}},
+      // Rows M/2..M-1 unwritten: 200x1 -> 100 of 200; 77x135 -> 39 rows, 5265 of 10395.
+      {"half_rows",
+       fixture("half_rows"),
+       kFailed,
+       {{"column_vector",
+         "wrong_answer",
+         {"100 of 200 " + std::string(kOutside) + "; 100 never written"},
+         {"NaN/Inf"}},
+        {"tails_77x135x96",
+         "wrong_answer",
+         {"5265 of 10395 " + std::string(kOutside) + "; 5265 never written"},
+         {"NaN/Inf"}}}},
+      // The control, plus the decode benchmark: a run without a benchmark has no score and
+      // does not pass.
+      {"correct",
+       fixture("correct"),
+       kPassed,
+       {{"example", "passed", {}, {}},
+        {"column_vector", "passed", {}, {}},
+        {"tails_77x135x96", "passed", {}, {}},
+        {"tails_129x257x384_g128", "passed", {}, {}},
+        {"group32_varied_scales", "passed", {}, {}},
+        {"group128_varied_scales", "passed", {}, {}},
+        {"subnormal_scales", "passed", {}, {}},
+        {"fp16_range_scales", "passed", {}, {}},
+        {"large_k_positive", "passed", {}, {}},
+        {"decode", "passed", {}, {}}}},
+  };
+}
+
+class GpuW4a16Adversarial : public ::testing::TestWithParam<Bug> {};
+
+TEST_P(GpuW4a16Adversarial, GetsTheRightVerdict) {
+  FP4ARENA_SKIP_WITHOUT_GPU();
+  const Bug& bug = GetParam();
+  std::vector<std::string> args = {w4a16_dir(), "--solution", bug.solution,
+                                   "--action",  "run",        "--json"};
+  for (const CaseExpectation& c : bug.cases) {
+    args.push_back("--case");
+    args.push_back(c.name);
+  }
+  JudgeRun r = run_judge(args);
+  const std::string log = "stderr:\n" + r.err;
+  EXPECT_EQ(r.exit_code, bug.exit_code) << log;
+  ASSERT_FALSE(r.record.is_null()) << "no record on stdout:\n" << r.out << log;
+  EXPECT_EQ(r.record.value("passed", true), bug.exit_code == kPassed) << log;
+  size_t judged = r.record["tests"].size() + r.record["benchmarks"].size();
+  EXPECT_EQ(judged, bug.cases.size()) << log;
+  for (const CaseExpectation& want : bug.cases) {
+    SCOPED_TRACE("case " + want.name);
+    const nlohmann::json* got = find_case(r.record, want.name);
+    ASSERT_NE(got, nullptr) << log;
+    std::string verdict = text_of(*got, "verdict"), reason = text_of(*got, "reason");
+    EXPECT_EQ(verdict, want.verdict) << "reason: " << reason << "\n" << log;
+    for (const std::string& part : want.reason_has) {
+      EXPECT_TRUE(contains(reason, part)) << "reason: " << reason << "\nmissing: " << part;
+    }
+    for (const std::string& part : want.reason_lacks) {
+      EXPECT_FALSE(contains(reason, part)) << "reason: " << reason << "\nshould not say: " << part;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(W4a16, GpuW4a16Adversarial, ::testing::ValuesIn(bugs()));
+
+// The ladder: every rung passes every test case (and the decode benchmark's short timing;
+// the full benchmarks are the submit's job).
+class GpuW4a16Solutions : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GpuW4a16Solutions, PassesEveryTest) {
+  FP4ARENA_SKIP_WITHOUT_GPU();
+  std::vector<std::string> args = {
+      w4a16_dir(), "--solution", source_dir() + "/solutions/w4a16_matmul/" + GetParam(),
+      "--action",  "run",        "--json"};
+  Spec spec;
+  std::string err;
+  ASSERT_TRUE(load_spec(w4a16_dir(), &spec, &err)) << err;
+  // Every test, plus the decode benchmark (cheap even for the naive rung): a run without a
+  // benchmark has no score, and the judge then reports it as not passed.
+  for (const CaseSpec& c : spec.tests) {
+    args.push_back("--case");
+    args.push_back(c.name);
+  }
+  args.push_back("--case");
+  args.push_back("decode");
+  JudgeRun r = run_judge(args);
+  EXPECT_EQ(r.exit_code, kPassed) << "stderr:\n" << r.err;
+  ASSERT_FALSE(r.record.is_null()) << r.out << r.err;
+  EXPECT_EQ(r.record["tests"].size(), spec.tests.size());
+  for (const nlohmann::json& c : r.record["benchmarks"]) {
+    EXPECT_EQ(text_of(c, "verdict"), "passed")
+        << text_of(c, "name") << ": " << text_of(c, "reason");
+  }
+  for (const nlohmann::json& c : r.record["tests"]) {
+    EXPECT_EQ(text_of(c, "verdict"), "passed")
+        << text_of(c, "name") << ": " << text_of(c, "reason");
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(W4a16, GpuW4a16Solutions,
+                         ::testing::Values("naive.cu", "wgmma.cu", "wgmma_wide_decode.cu"));
+
+}  // namespace
+}  // namespace fp4arena
