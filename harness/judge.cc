@@ -839,9 +839,27 @@ nlohmann::json Session::run_benchmark(const CaseSpec& c) {
         *ms = last.event_ms;
         if (!warm) {
           host_ms.push_back(last.host_call_ms);
-          wall_ms.push_back(last.wall_ms);
+          // A call whose blocking kernel timed out (solve() synchronised while queued)
+          // spent kHoldTimeoutMs waiting before the timed work could start: the judge's
+          // clock must have seen at least that, and the rest bounds the reported time.
+          double wall = last.wall_ms;
+          if (last.hold_timed_out) {
+            if (wall < kHoldTimeoutMs) {
+              last.decision = {Verdict::kTimingMismatch,
+                               "call " + std::to_string(call + 1) +
+                                   ": the worker said solve() synchronised while queued (a " +
+                                   fmt(kHoldTimeoutMs, 0) +
+                                   " ms wait), but the judge's clock "
+                                   "saw the whole call take " +
+                                   fmt(wall, 3) + " ms"};
+              *err = last.decision.reason;
+              return false;
+            }
+            wall -= kHoldTimeoutMs;
+          }
+          wall_ms.push_back(wall);
           empty_ms.push_back(last.empty_wall_ms);
-          net_wall_ms.push_back(last.wall_ms - last.empty_wall_ms);
+          net_wall_ms.push_back(wall - last.empty_wall_ms);
           worker_go_ms.push_back(last.worker_go_ms);
           held_too_long += last.hold_timed_out;
         }

@@ -8,7 +8,8 @@ namespace fp4arena {
 namespace {
 
 constexpr int kHoldThreads = 1024;
-constexpr unsigned long long kHoldTimeoutNs = 200ull * 1000 * 1000;
+constexpr unsigned long long kHoldTimeoutNs =
+    static_cast<unsigned long long>(kHoldTimeoutMs * 1000 * 1000);
 
 __device__ __forceinline__ unsigned long long global_timer_ns() {
   unsigned long long t;

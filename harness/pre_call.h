@@ -22,6 +22,10 @@
 
 namespace fp4arena {
 
+/// How long the blocking kernel waits for its release before letting the queued work run
+/// (the code under test synchronised while being queued).
+constexpr double kHoldTimeoutMs = 200;
+
 class PreCall {
  public:
   PreCall() = default;
