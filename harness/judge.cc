@@ -900,6 +900,7 @@ nlohmann::json Session::run_benchmark(const CaseSpec& c) {
   j["min_ms"] = s.min_ms;
   j["max_ms"] = s.max_ms;
   j["rse"] = s.rse;
+  j["stopped_by"] = stop_reason_name(run.stopped);
   j["host_call_median_ms"] = summarize(host_ms).median_ms;
   j["judge_wall_median_ms"] = wall_median;
   j["judge_overhead_ms"] = wall_median - summarize(net_wall_ms).median_ms;
@@ -928,6 +929,15 @@ nlohmann::json Session::run_benchmark(const CaseSpec& c) {
       log_ << "  (" << fmt(100 * value / limit(), 1) << "% of " << limit_name(spec_.limit) << ")";
     }
     log_ << "  n=" << s.samples << " rse " << fmt(100 * s.rse, 2) << "%\n";
+    if (run.stopped == StopReason::kTimeCap && s.samples < timing.min_samples) {
+      log_ << "        note: the " << fmt(timing.max_seconds, 0)
+           << " s time cap ended sampling after " << s.samples
+           << " samples, fewer than the spec's min_samples " << timing.min_samples
+           << " (each call's generation and checking is slow at this size)\n";
+    } else if (run.stopped != StopReason::kConverged) {
+      log_ << "        note: sampling stopped by " << stop_reason_name(run.stopped)
+           << " before the rse reached " << fmt(100 * timing.target_rse, 2) << "%\n";
+    }
     if (held_too_long > 0) {
       log_ << "        note: in " << held_too_long << " of " << s.samples
            << " calls solve() waited for the device while its work was being queued (a "

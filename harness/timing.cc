@@ -26,11 +26,30 @@ TimingStats summarize(const std::vector<double>& ms) {
   return s;
 }
 
-bool should_stop(const std::vector<double>& ms, const TimingSpec& t, double elapsed_seconds) {
+const char* stop_reason_name(StopReason r) {
+  switch (r) {
+    case StopReason::kConverged:
+      return "converged";
+    case StopReason::kMaxSamples:
+      return "max_samples";
+    case StopReason::kTimeCap:
+      return "time_cap";
+    case StopReason::kNone:
+      break;
+  }
+  return "";
+}
+
+StopReason stop_reason(const std::vector<double>& ms, const TimingSpec& t, double elapsed_seconds) {
   int n = static_cast<int>(ms.size());
-  if (n >= t.max_samples) return true;
-  if (n >= 1 && elapsed_seconds >= t.max_seconds) return true;
-  return n >= t.min_samples && summarize(ms).rse <= t.target_rse;
+  if (n >= t.min_samples && summarize(ms).rse <= t.target_rse) return StopReason::kConverged;
+  if (n >= t.max_samples) return StopReason::kMaxSamples;
+  if (n >= 1 && elapsed_seconds >= t.max_seconds) return StopReason::kTimeCap;
+  return StopReason::kNone;
+}
+
+bool should_stop(const std::vector<double>& ms, const TimingSpec& t, double elapsed_seconds) {
+  return stop_reason(ms, t, elapsed_seconds) != StopReason::kNone;
 }
 
 SampleRun sample_loop(const TimingSpec& timing, const TimedCall& call,
@@ -43,7 +62,8 @@ SampleRun sample_loop(const TimingSpec& timing, const TimedCall& call,
     if (!warm && run.calls == timing.warmup_calls) t_samples = Clock::now();
     if (!warm) {
       double elapsed = std::chrono::duration<double>(Clock::now() - t_samples).count();
-      if (should_stop(run.samples, timing, elapsed)) break;
+      run.stopped = stop_reason(run.samples, timing, elapsed);
+      if (run.stopped != StopReason::kNone) break;
     }
     double ms = 0;
     std::string err;

@@ -19,8 +19,17 @@ struct TimingStats {
 /// the mean of the two middle values).
 TimingStats summarize(const std::vector<double>& ms);
 
-/// True when sampling should stop: at least min_samples and the RSE is under target, or
-/// max_samples reached, or `elapsed_seconds` is past the time cap (then at least one sample).
+/// Why sampling stopped (or "" while it should go on).
+enum class StopReason { kNone, kConverged, kMaxSamples, kTimeCap };
+/// "converged", "max_samples", "time_cap" ("" for kNone).
+const char* stop_reason_name(StopReason r);
+
+/// Whether sampling should stop: at least min_samples and the RSE is under target
+/// (kConverged), or max_samples reached (kMaxSamples), or `elapsed_seconds` is past the time
+/// cap with at least one sample (kTimeCap, possibly before min_samples). kNone otherwise.
+StopReason stop_reason(const std::vector<double>& ms, const TimingSpec& t, double elapsed_seconds);
+
+/// stop_reason() != kNone.
 bool should_stop(const std::vector<double>& ms, const TimingSpec& t, double elapsed_seconds);
 
 /// One call of a timed loop: sets *ms to its time (false + *err to stop the loop).
@@ -29,10 +38,11 @@ using TimedCall = std::function<bool(int call, bool warmup, double* ms, std::str
 
 struct SampleRun {
   bool ok = true;
-  std::string error;            ///< why the loop stopped early (from the call)
-  int calls = 0;                ///< warm-up calls included
-  std::vector<double> samples;  ///< ms of every sampled call, in order
-  TimingStats stats;            ///< summarize(samples)
+  std::string error;                       ///< why the loop stopped early (from the call)
+  int calls = 0;                           ///< warm-up calls included
+  StopReason stopped = StopReason::kNone;  ///< why sampling ended (kNone: a call failed)
+  std::vector<double> samples;             ///< ms of every sampled call, in order
+  TimingStats stats;                       ///< summarize(samples)
 };
 
 /// The harness's one timing loop, for solutions and yardsticks alike: `timing.warmup_calls`

@@ -36,6 +36,42 @@ TEST(Timing, StoppingRule) {
   noisy.resize(8, 1.5);
   EXPECT_TRUE(should_stop(noisy, t, 0));  // max_samples
   EXPECT_FALSE(should_stop({}, t, 100));  // never stop with no sample at all
+  EXPECT_EQ(stop_reason(steady, t, 0), StopReason::kConverged);
+  EXPECT_EQ(stop_reason({1, 2, 1}, t, 11), StopReason::kTimeCap);  // under min_samples
+  EXPECT_EQ(stop_reason(noisy, t, 0), StopReason::kMaxSamples);
+}
+
+TEST(Timing, SampleLoopSaysWhyItStopped) {
+  TimingSpec t;
+  t.warmup_calls = 2;
+  t.min_samples = 3;
+  t.max_samples = 5;
+  t.target_rse = 1e-9;
+  t.max_seconds = 100;
+  int calls = 0;
+  SampleRun r = sample_loop(t, [&](int, bool, double* ms, std::string*) {
+    *ms = 1.0 + (calls++ % 2);  // never converges
+    return true;
+  });
+  EXPECT_TRUE(r.ok);
+  EXPECT_EQ(r.calls, 7);
+  EXPECT_EQ(r.samples.size(), 5u);
+  EXPECT_EQ(r.stopped, StopReason::kMaxSamples);
+  t.max_seconds = 1e-9;  // the cap is reached at once: one sample
+  r = sample_loop(t, [&](int, bool, double* ms, std::string*) {
+    *ms = 1.0;
+    return true;
+  });
+  EXPECT_EQ(r.stopped, StopReason::kTimeCap);
+  EXPECT_EQ(r.samples.size(), 1u);
+  r = sample_loop(t, [&](int call, bool, double* ms, std::string* err) {
+    *ms = 1.0;
+    if (call == 1) *err = "boom";
+    return call != 1;
+  });
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.error, "boom");
+  EXPECT_EQ(r.stopped, StopReason::kNone);
 }
 
 }  // namespace
