@@ -8,36 +8,16 @@
 #include "harness/challenge.h"
 #include "harness/spec.h"
 #include "reference/fp4_codecs.h"
+#include "tests/challenge_test.h"
 #include "tests/test_util.h"
 
 namespace fp4arena {
 namespace {
 
-class Nvfp4Generators : public ::testing::Test {
+class Nvfp4Generators : public testing_util::ChallengeTest {
  protected:
-  void SetUp() override {
-    std::string err;
-    ASSERT_TRUE(load_spec(testing_util::challenge_dir(), &spec_, &err)) << err;
-    challenge_ = make_challenge(spec_.name);
-    ASSERT_NE(challenge_, nullptr);
-  }
-  const CaseSpec& find(const std::string& name) {
-    const CaseSpec* c = spec_.find_case(name);
-    EXPECT_NE(c, nullptr) << name;
-    return *c;
-  }
-  ProblemData gen(const CaseSpec& c, uint64_t seed) {
-    ProblemData d;
-    std::string err;
-    EXPECT_TRUE(challenge_->generate(c, seed, &d, &err)) << err;
-    return d;
-  }
-  std::vector<float> expect(const ProblemData& d) {
-    Expected out;
-    std::string err;
-    EXPECT_TRUE(challenge_->oracle(d, OracleDevice::kCpu, &out, &err)) << err;
-    return out["c"].values;
-  }
+  Nvfp4Generators() : ChallengeTest(testing_util::challenge_dir(), "c") {}
+
   std::set<uint8_t> nibbles(const std::vector<uint8_t>& packed) {
     std::set<uint8_t> s;
     for (uint8_t b : packed) {
@@ -46,8 +26,6 @@ class Nvfp4Generators : public ::testing::Test {
     }
     return s;
   }
-  Spec spec_;
-  std::unique_ptr<Challenge> challenge_;
 };
 
 TEST_F(Nvfp4Generators, ExampleMatchesTheReadme) {

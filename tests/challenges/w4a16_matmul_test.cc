@@ -12,6 +12,7 @@
 #include "harness/challenge.h"
 #include "harness/spec.h"
 #include "reference/fp4_codecs.h"
+#include "tests/challenge_test.h"
 #include "tests/test_util.h"
 
 namespace fp4arena {
@@ -44,33 +45,9 @@ double dot(const ProblemData& d, int64_t m, int64_t n) {
   return acc;
 }
 
-class W4a16Generators : public ::testing::Test {
+class W4a16Generators : public testing_util::ChallengeTest {
  protected:
-  void SetUp() override {
-    std::string err;
-    ASSERT_TRUE(load_spec(w4a16_dir(), &spec_, &err)) << err;
-    challenge_ = make_challenge(spec_.name);
-    ASSERT_NE(challenge_, nullptr);
-  }
-  const CaseSpec& find(const std::string& name) {
-    const CaseSpec* c = spec_.find_case(name);
-    EXPECT_NE(c, nullptr) << name;
-    return *c;
-  }
-  ProblemData gen(const CaseSpec& c, uint64_t seed) {
-    ProblemData d;
-    std::string err;
-    EXPECT_TRUE(challenge_->generate(c, seed, &d, &err)) << err;
-    return d;
-  }
-  std::vector<float> expect(const ProblemData& d) {
-    Expected out;
-    std::string err;
-    EXPECT_TRUE(challenge_->oracle(d, OracleDevice::kCpu, &out, &err)) << err;
-    return out["y"].values;
-  }
-  Spec spec_;
-  std::unique_ptr<Challenge> challenge_;
+  W4a16Generators() : ChallengeTest(w4a16_dir(), "y") {}
 };
 
 TEST_F(W4a16Generators, SpecDeclaresTheProblem) {

@@ -13,6 +13,7 @@
 #include "harness/spec.h"
 #include "reference/fp4_codecs.h"
 #include "reference/oracle_w4a8_grouped_gemm.h"
+#include "tests/challenge_test.h"
 #include "tests/test_util.h"
 
 namespace fp4arena {
@@ -29,31 +30,10 @@ std::vector<T> as(const std::vector<uint8_t>& bytes) {
   return v;
 }
 
-class W4a8Generators : public ::testing::Test {
+class W4a8Generators : public testing_util::ChallengeTest {
  protected:
-  void SetUp() override {
-    std::string err;
-    ASSERT_TRUE(load_spec(w4a8_dir(), &spec_, &err)) << err;
-    challenge_ = make_challenge(spec_.name);
-    ASSERT_NE(challenge_, nullptr);
-  }
-  const CaseSpec& find(const std::string& name) {
-    const CaseSpec* c = spec_.find_case(name);
-    EXPECT_NE(c, nullptr) << name;
-    return *c;
-  }
-  ProblemData gen(const CaseSpec& c, uint64_t seed) {
-    ProblemData d;
-    std::string err;
-    EXPECT_TRUE(challenge_->generate(c, seed, &d, &err)) << err;
-    return d;
-  }
-  std::vector<float> expect(const ProblemData& d) {
-    Expected out;
-    std::string err;
-    EXPECT_TRUE(challenge_->oracle(d, OracleDevice::kCpu, &out, &err)) << err;
-    return out["y"].values;
-  }
+  W4a8Generators() : ChallengeTest(w4a8_dir(), "y") {}
+
   // Rows per expert of a generated problem.
   static std::vector<int> counts(const ProblemData& d) {
     std::vector<int> o = as<int>(d.buffers.at("group_offsets"));
@@ -61,8 +41,6 @@ class W4a8Generators : public ::testing::Test {
     for (size_t g = 0; g + 1 < o.size(); ++g) c.push_back(o[g + 1] - o[g]);
     return c;
   }
-  Spec spec_;
-  std::unique_ptr<Challenge> challenge_;
 };
 
 TEST_F(W4a8Generators, SpecLoads) {

@@ -36,15 +36,23 @@
 
 #include "harness/judge.h"
 #include "harness/process.h"
+#include "tests/judge_run.h"
 #include "tests/test_util.h"
 
 namespace fp4arena {
 namespace {
 
 using testing_util::challenge_dir;
+using testing_util::contains;
+using testing_util::find_case;
+using testing_util::JudgeRun;
 using testing_util::no_gpu_reason;
+using testing_util::read_all;
 using testing_util::run_challenge_bin;
+using testing_util::run_judge;
 using testing_util::source_dir;
+using testing_util::text_of;
+using testing_util::worker_processes;
 
 constexpr int kPassed = static_cast<int>(ExitCode::kPassed);
 constexpr int kFailed = static_cast<int>(ExitCode::kFailed);              // wrong answer, integrity
@@ -52,103 +60,6 @@ constexpr int kRuntimeError = static_cast<int>(ExitCode::kRuntimeError);  // cra
 
 std::string adversarial(const std::string& stem) {
   return source_dir() + "/tests/solutions/adversarial/" + stem + ".cu";
-}
-
-std::string read_all(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
-// Live processes whose program (argv[0]) is fp4arena_worker.
-int worker_processes() {
-  int n = 0;
-  DIR* d = opendir("/proc");
-  if (!d) return 0;
-  while (dirent* e = readdir(d)) {
-    if (!std::isdigit(static_cast<unsigned char>(e->d_name[0]))) continue;
-    std::string cmd = read_all(std::string("/proc/") + e->d_name + "/cmdline");
-    std::string prog = cmd.substr(0, cmd.find('\0'));
-    size_t slash = prog.rfind('/');
-    n += (slash == std::string::npos ? prog : prog.substr(slash + 1)) == "fp4arena_worker";
-  }
-  closedir(d);
-  return n;
-}
-
-struct JudgeRun {
-  int exit_code = -1;
-  std::string out;        // stdout: the record (--json)
-  std::string err;        // stderr: the summary, and whatever the worker printed
-  nlohmann::json record;  // null when stdout held no record
-};
-
-// Runs run_challenge with `args` (plus --no-progress), stdout and stderr into separate
-// temporary files, with the compile cache inside the build tree (as testing_util::run_cli).
-JudgeRun run_judge(const std::vector<std::string>& args) {
-  if (!std::getenv("FP4ARENA_CACHE_DIR")) {
-    setenv("FP4ARENA_CACHE_DIR", (testing_util::binary_dir() + "/solution-cache").c_str(), 1);
-  }
-  std::string base = ::testing::TempDir() + "/fp4arena-adversarial-" + std::to_string(getpid());
-  std::string out_path = base + ".out", err_path = base + ".err";
-  std::vector<std::string> argv_s = {run_challenge_bin()};
-  argv_s.insert(argv_s.end(), args.begin(), args.end());
-  argv_s.push_back("--no-progress");
-  std::vector<char*> argv;
-  for (std::string& a : argv_s) argv.push_back(&a[0]);
-  argv.push_back(nullptr);
-
-  JudgeRun r;
-  pid_t pid = fork();
-  if (pid < 0) {
-    r.err = std::string("fork failed: ") + std::strerror(errno);
-    return r;
-  }
-  if (pid == 0) {
-    int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (out < 0 || err < 0) _exit(126);
-    dup2(out, 1);
-    dup2(err, 2);
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = read_all(out_path);
-  r.err = read_all(err_path);
-  std::remove(out_path.c_str());
-  std::remove(err_path.c_str());
-  // The record (dump(2)) starts at the first line that is exactly "{"; anything the worker
-  // printed on stdout comes before it.
-  size_t start = r.out.rfind("{\n", 0) == 0 ? 0 : r.out.find("\n{\n");
-  if (start != std::string::npos && start != 0) ++start;
-  r.record = nlohmann::json::parse(start == std::string::npos ? r.out : r.out.substr(start),
-                                   nullptr, /*allow_exceptions=*/false);
-  if (r.record.is_discarded()) r.record = nlohmann::json();
-  return r;
-}
-
-// The record's entry for case `name` (tests and benchmarks), or nullptr.
-const nlohmann::json* find_case(const nlohmann::json& record, const std::string& name) {
-  for (const char* list : {"tests", "benchmarks"}) {
-    if (!record.contains(list)) continue;
-    for (const nlohmann::json& c : record[list]) {
-      if (c.value("name", "") == name) return &c;
-    }
-  }
-  return nullptr;
-}
-
-std::string text_of(const nlohmann::json& c, const char* key) {
-  return c.contains(key) && c[key].is_string() ? c[key].get<std::string>() : "";
 }
 
 // ---- The table: one fixture, the cases it is judged on, what each case must get ---------

@@ -23,13 +23,19 @@
 
 #include "harness/judge.h"
 #include "harness/spec.h"
+#include "tests/judge_run.h"
 #include "tests/test_util.h"
 
 namespace fp4arena {
 namespace {
 
+using testing_util::contains;
+using testing_util::find_case;
+using testing_util::JudgeRun;
 using testing_util::run_challenge_bin;
+using testing_util::run_judge;
 using testing_util::source_dir;
+using testing_util::text_of;
 
 constexpr int kPassed = static_cast<int>(ExitCode::kPassed);
 constexpr int kFailed = static_cast<int>(ExitCode::kFailed);
@@ -39,84 +45,6 @@ std::string w4a16_dir() {
 }
 std::string fixture(const std::string& stem) {
   return source_dir() + "/tests/solutions/adversarial/w4a16/" + stem + ".cu";
-}
-
-std::string read_all(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
-struct JudgeRun {
-  int exit_code = -1;
-  std::string out;        // stdout: the record (--json)
-  std::string err;        // stderr: the summary
-  nlohmann::json record;  // null when stdout held no record
-};
-
-// run_challenge with `args` (plus --no-progress), stdout and stderr into separate temporary
-// files, the compile cache inside the build tree.
-JudgeRun run_judge(const std::vector<std::string>& args) {
-  if (!std::getenv("FP4ARENA_CACHE_DIR")) {
-    setenv("FP4ARENA_CACHE_DIR", (testing_util::binary_dir() + "/solution-cache").c_str(), 1);
-  }
-  std::string base = ::testing::TempDir() + "/fp4arena-w4a16-adv-" + std::to_string(getpid());
-  std::string out_path = base + ".out", err_path = base + ".err";
-  std::vector<std::string> argv_s = {run_challenge_bin()};
-  argv_s.insert(argv_s.end(), args.begin(), args.end());
-  argv_s.push_back("--no-progress");
-  std::vector<char*> argv;
-  for (std::string& a : argv_s) argv.push_back(&a[0]);
-  argv.push_back(nullptr);
-
-  JudgeRun r;
-  pid_t pid = fork();
-  if (pid < 0) {
-    r.err = std::string("fork failed: ") + std::strerror(errno);
-    return r;
-  }
-  if (pid == 0) {
-    int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (out < 0 || err < 0) _exit(126);
-    dup2(out, 1);
-    dup2(err, 2);
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = read_all(out_path);
-  r.err = read_all(err_path);
-  std::remove(out_path.c_str());
-  std::remove(err_path.c_str());
-  size_t start = r.out.rfind("{\n", 0) == 0 ? 0 : r.out.find("\n{\n");
-  if (start != std::string::npos && start != 0) ++start;
-  r.record = nlohmann::json::parse(start == std::string::npos ? r.out : r.out.substr(start),
-                                   nullptr, /*allow_exceptions=*/false);
-  if (r.record.is_discarded()) r.record = nlohmann::json();
-  return r;
-}
-
-const nlohmann::json* find_case(const nlohmann::json& record, const std::string& name) {
-  for (const char* list : {"tests", "benchmarks"}) {
-    if (!record.contains(list)) continue;
-    for (const nlohmann::json& c : record[list]) {
-      if (c.value("name", "") == name) return &c;
-    }
-  }
-  return nullptr;
-}
-
-std::string text_of(const nlohmann::json& c, const char* key) {
-  return c.contains(key) && c[key].is_string() ? c[key].get<std::string>() : "";
 }
 
 struct CaseExpectation {

@@ -28,14 +28,18 @@
 
 #include "harness/judge.h"
 #include "harness/process.h"
+#include "tests/judge_run.h"
 #include "tests/test_util.h"
 
 namespace fp4arena {
 namespace {
 
 using testing_util::binary_dir;
+using testing_util::find_case;
+using testing_util::JudgeRun;
 using testing_util::no_gpu_reason;
 using testing_util::run_challenge_bin;
+using testing_util::run_judge;
 using testing_util::source_dir;
 
 constexpr int kPassed = static_cast<int>(ExitCode::kPassed);
@@ -45,49 +49,6 @@ const char kOutside[] = "elements outside atol 0.1 + rtol 0.05";
 
 std::string fixture(const std::string& stem) {
   return source_dir() + "/tests/solutions/adversarial/w4a8/" + stem + ".cu";
-}
-
-std::string read_all(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::string quoted(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-struct JudgeRun {
-  int exit_code = -1;
-  std::string err;        // stderr: the human summary
-  nlohmann::json record;  // stdout's record (--json), null when none
-};
-
-// run_challenge with `args` (plus --no-progress); stdout and stderr into separate files.
-JudgeRun run_judge(const std::vector<std::string>& args) {
-  if (!std::getenv("FP4ARENA_CACHE_DIR")) {
-    setenv("FP4ARENA_CACHE_DIR", (binary_dir() + "/solution-cache").c_str(), 1);
-  }
-  std::string base = ::testing::TempDir() + "/fp4arena-w4a8-" + std::to_string(getpid());
-  std::string cmd = quoted(run_challenge_bin());
-  for (const std::string& a : args) cmd += " " + quoted(a);
-  cmd += " --no-progress >" + quoted(base + ".out") + " 2>" + quoted(base + ".err");
-  std::string ignored;
-  JudgeRun r;
-  r.exit_code = run_capture({"/bin/sh", "-c", cmd}, &ignored);
-  std::string out = read_all(base + ".out");
-  r.err = read_all(base + ".err");
-  std::remove((base + ".out").c_str());
-  std::remove((base + ".err").c_str());
-  size_t start = out.rfind("{\n", 0) == 0 ? 0 : out.find("\n{\n");
-  if (start != std::string::npos && start != 0) ++start;
-  r.record = nlohmann::json::parse(start == std::string::npos ? out : out.substr(start), nullptr,
-                                   /*allow_exceptions=*/false);
-  if (r.record.is_discarded()) r.record = nlohmann::json();
-  return r;
 }
 
 struct CaseExpectation {
@@ -139,16 +100,6 @@ std::vector<Bug> bugs() {
         {"gaussian_k2048", "passed", {}},
         {"decode", "passed", {}}}},
   };
-}
-
-const nlohmann::json* find_case(const nlohmann::json& record, const std::string& name) {
-  for (const char* list : {"tests", "benchmarks"}) {
-    if (!record.contains(list)) continue;
-    for (const nlohmann::json& c : record[list]) {
-      if (c.value("name", "") == name) return &c;
-    }
-  }
-  return nullptr;
 }
 
 class GpuW4a8Adversarial : public ::testing::TestWithParam<Bug> {};
