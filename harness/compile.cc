@@ -267,6 +267,43 @@ std::string info_text(const std::string& line) {
   return t;
 }
 
+// The folders after -I and -isystem in the INCLUDES and SYSTEM_INCLUDES lines that
+// `nvcc --dryrun` prints ("#$ INCLUDES=\"-I/usr/local/cuda/bin/../targets/x86_64-linux/include\"").
+std::vector<std::string> nvcc_include_dirs(const std::string& nvcc) {
+  std::vector<std::string> dirs;
+  std::string out;
+  if (run_capture({nvcc, "--dryrun", "-E", "-x", "cu", "/dev/null"}, &out) != 0) return dirs;
+  for (const std::string& line : split_lines(out)) {
+    if (line.rfind("#$ INCLUDES=", 0) != 0 && line.rfind("#$ SYSTEM_INCLUDES=", 0) != 0) continue;
+    std::vector<std::string> words;
+    std::string word;
+    bool quoted = false, any = false;
+    for (size_t i = line.find('=') + 1; i <= line.size(); ++i) {
+      char c = i < line.size() ? line[i] : ' ';
+      if (c == '"') {
+        quoted = !quoted;
+        any = true;
+      } else if (!quoted && is_blank(c)) {
+        if (any) words.push_back(word);
+        word.clear();
+        any = false;
+      } else {
+        word += c;
+        any = true;
+      }
+    }
+    for (size_t i = 0; i < words.size(); ++i) {
+      const std::string& w = words[i];
+      if ((w == "-I" || w == "-isystem") && i + 1 < words.size()) {
+        dirs.push_back(words[++i]);
+      } else if (w.size() > 2 && w.rfind("-I", 0) == 0) {
+        dirs.push_back(w.substr(2));
+      }
+    }
+  }
+  return dirs;
+}
+
 // Folders whose headers belong to the system, not the solution: never hashed, never listed.
 std::vector<std::string> system_dirs(const std::string& nvcc) {
   std::vector<std::string> dirs;
@@ -283,6 +320,19 @@ std::vector<std::string> system_dirs(const std::string& nvcc) {
       for (size_t i = 0; i < g.gl_pathc; ++i) add(g.gl_pathv[i]);
     }
     globfree(&g);
+  }
+  // The folders nvcc itself passes with -I and -isystem (its nvcc.profile may put the toolkit's
+  // headers anywhere, and a wrapper script on PATH hides where nvcc lives).
+  for (const std::string& d : nvcc_include_dirs(nvcc)) add(d);
+  for (const char* var : {"CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH"}) {
+    std::string list = env(var);
+    size_t start = 0;
+    while (start <= list.size()) {
+      size_t colon = list.find(':', start);
+      if (colon == std::string::npos) colon = list.size();
+      if (colon > start) add(list.substr(start, colon - start));
+      start = colon + 1;
+    }
   }
   for (const char* d : {"/usr/include", "/usr/lib/gcc", "/usr/local/include"}) add(d);
   return dirs;

@@ -153,8 +153,11 @@ TEST_F(Compile, EditingAnyHeaderTheSolutionReadsInvalidatesTheCache) {
   EXPECT_TRUE(lists_header(a, "/scale.cuh"));
   EXPECT_TRUE(lists_header(a, "/inc/tile.cuh"));
   EXPECT_TRUE(lists_header(a, "/dev.cuh"));
+  std::string listed;
+  for (const HeaderHash& h : a.headers) listed += "\n  " + h.path;
   EXPECT_EQ(a.headers.size(), 3u) << "system headers, the prototype and the source itself are "
-                                     "not listed";
+                                     "not listed; listed:"
+                                  << listed;
   EXPECT_NE(a.command.find("-I " + a.include_dirs[0]), std::string::npos) << a.command;
 
   std::string so = a.so_path;
@@ -171,6 +174,27 @@ TEST_F(Compile, EditingAnyHeaderTheSolutionReadsInvalidatesTheCache) {
   CompileResult again = compile(dir + "/sol.cu");
   EXPECT_TRUE(again.cached);
   EXPECT_EQ(again.so_path, so);
+  std::string out;
+  run_capture({"rm", "-rf", dir}, &out);
+}
+
+TEST_F(Compile, ToolkitHeadersStayUnlistedWhenNvccIsAWrapperScript) {
+  // Some installs put a script named nvcc on PATH that runs the real one from elsewhere; the
+  // toolkit's own headers must still count as system headers.
+  std::string real = find_nvcc();
+  ASSERT_FALSE(real.empty());
+  std::string dir = write_tree(opts_.cache_dir + "-wrap",
+                               {{"bin/nvcc", "#!/bin/sh\nexec '" + real + "' \"$@\"\n"},
+                                {"sol.cu", "#include \"local.cuh\"\n" + starter_source()},
+                                {"local.cuh", "constexpr int kLocal = 1;\n"}});
+  ASSERT_EQ(chmod((dir + "/bin/nvcc").c_str(), 0755), 0);
+  opts_.nvcc = dir + "/bin/nvcc";
+  CompileResult r = compile(dir + "/sol.cu");
+  ASSERT_TRUE(r.ok) << r.diagnostics;
+  std::string listed;
+  for (const HeaderHash& h : r.headers) listed += "\n  " + h.path;
+  EXPECT_EQ(r.headers.size(), 1u) << "listed:" << listed;
+  EXPECT_TRUE(lists_header(r, "/local.cuh")) << listed;
   std::string out;
   run_capture({"rm", "-rf", dir}, &out);
 }
