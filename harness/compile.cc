@@ -269,10 +269,15 @@ std::string info_text(const std::string& line) {
 
 // The folders after -I and -isystem in the INCLUDES and SYSTEM_INCLUDES lines that
 // `nvcc --dryrun` prints ("#$ INCLUDES=\"-I/usr/local/cuda/bin/../targets/x86_64-linux/include\"").
-std::vector<std::string> nvcc_include_dirs(const std::string& nvcc) {
+// Bounded by `timeout_seconds`; *timed_out says when that ran out.
+std::vector<std::string> nvcc_include_dirs(const std::string& nvcc, double timeout_seconds,
+                                           bool* timed_out) {
   std::vector<std::string> dirs;
   std::string out;
-  if (run_capture({nvcc, "--dryrun", "-E", "-x", "cu", "/dev/null"}, &out) != 0) return dirs;
+  if (run_capture_with_timeout({nvcc, "--dryrun", "-E", "-x", "cu", "/dev/null"}, timeout_seconds,
+                               &out, timed_out) != 0) {
+    return dirs;
+  }
   for (const std::string& line : split_lines(out)) {
     if (line.rfind("#$ INCLUDES=", 0) != 0 && line.rfind("#$ SYSTEM_INCLUDES=", 0) != 0) continue;
     std::vector<std::string> words;
@@ -305,7 +310,8 @@ std::vector<std::string> nvcc_include_dirs(const std::string& nvcc) {
 }
 
 // Folders whose headers belong to the system, not the solution: never hashed, never listed.
-std::vector<std::string> system_dirs(const std::string& nvcc) {
+std::vector<std::string> system_dirs(const std::string& nvcc, double timeout_seconds,
+                                     bool* timed_out) {
   std::vector<std::string> dirs;
   auto add = [&dirs](const std::string& d) {
     std::string r = realpath_of(d);
@@ -323,7 +329,7 @@ std::vector<std::string> system_dirs(const std::string& nvcc) {
   }
   // The folders nvcc itself passes with -I and -isystem (its nvcc.profile may put the toolkit's
   // headers anywhere, and a wrapper script on PATH hides where nvcc lives).
-  for (const std::string& d : nvcc_include_dirs(nvcc)) add(d);
+  for (const std::string& d : nvcc_include_dirs(nvcc, timeout_seconds, timed_out)) add(d);
   for (const char* var : {"CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH"}) {
     std::string list = env(var);
     size_t start = 0;
@@ -887,7 +893,18 @@ bool compile_solution(const Spec& spec, const std::string& source_path, const Co
   }
   std::string problem;
   std::vector<std::string> skip = {realpath_of(source_path), realpath_of(proto_path)};
-  if (!hash_headers(deps, skip, system_dirs(nvcc), &result->headers, &problem)) {
+  bool dryrun_timed_out = false;
+  std::vector<std::string> sys_dirs = system_dirs(nvcc, seconds_left(), &dryrun_timed_out);
+  if (dryrun_timed_out) {
+    result->timed_out = true;
+    result->seconds = seconds_since(t0);
+    result->diagnostics =
+        "fp4arena: nvcc --dryrun (asked for its include folders) ran past the "
+        "compile time limit of " +
+        seconds_text(opts.timeout_seconds) + " s\n";
+    return true;
+  }
+  if (!hash_headers(deps, skip, sys_dirs, &result->headers, &problem)) {
     result->diagnostics = "fp4arena: " + problem + "\n";
     return true;
   }

@@ -35,6 +35,7 @@ class Compile : public ::testing::Test {
     EXPECT_TRUE(compile_solution(spec_, file, opts_, &r, &err)) << err;
     return r;
   }
+  void expect_stopped_in_time(const std::string& hang, const std::string& message);
   Spec spec_;
   CompileOptions opts_;
 };
@@ -263,21 +264,27 @@ TEST_F(Compile, TheTimeLimitCoversTheDependencyScan) {
   EXPECT_LT(s, 5.0);
 }
 
-TEST_F(Compile, TheTimeLimitStopsAHangingCompile) {
-  // A stand-in nvcc: answers --version and the dependency scan at once, then hangs in the
-  // compile (in a child of its own, which must die too).
+// A stand-in nvcc that answers --version, --dryrun and the dependency scan at once and hangs
+// (in a child of its own, which must die too) in the step named `hang`: "dryrun" or "compile".
+// Compiles the starter with a 2 s limit and checks that it stops in time with `message`.
+void Compile::expect_stopped_in_time(const std::string& hang, const std::string& message) {
+  std::string dryrun = hang == "dryrun" ? "sleep 60" : "echo '#$ INCLUDES=\"-I/nonexistent\"'";
+  std::string compile_step = hang == "compile" ? "sleep 60" : "exit 1";
   std::string dir =
       write_tree(opts_.cache_dir + "-src",
                  {{"nvcc",
                    "#!/bin/sh\n"
                    "case \" $* \" in\n"
                    "  *\" --version \"*) echo 'Cuda compilation tools, release 99.0, V99.0.1';;\n"
-                   "  *\" -M \"*) while [ $# -gt 0 ]; do\n"
-                   "      if [ \"$1\" = -MF ]; then echo 'fp4arena_deps :' > \"$2\"; fi\n"
-                   "      shift\n"
-                   "    done;;\n"
-                   "  *) sleep 60;;\n"
-                   "esac\n"}});
+                   "  *\" --dryrun \"*) " +
+                       dryrun +
+                       ";;\n"
+                       "  *\" -M \"*) while [ $# -gt 0 ]; do\n"
+                       "      if [ \"$1\" = -MF ]; then echo 'fp4arena_deps :' > \"$2\"; fi\n"
+                       "      shift\n"
+                       "    done;;\n"
+                       "  *) " +
+                       compile_step + ";;\nesac\n"}});
   ASSERT_EQ(chmod((dir + "/nvcc").c_str(), 0755), 0);
   opts_.nvcc = dir + "/nvcc";
   opts_.timeout_seconds = 2;
@@ -286,13 +293,21 @@ TEST_F(Compile, TheTimeLimitStopsAHangingCompile) {
   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_FALSE(r.ok);
   EXPECT_TRUE(r.timed_out);
-  EXPECT_NE(r.diagnostics.find("fp4arena: nvcc ran past the compile time limit of 2 s"),
-            std::string::npos)
-      << r.diagnostics;
+  EXPECT_NE(r.diagnostics.find(message), std::string::npos) << r.diagnostics;
   EXPECT_GE(s, 1.5);
   EXPECT_LT(s, 10.0);
   std::string out;
   run_capture({"rm", "-rf", dir}, &out);
+}
+
+TEST_F(Compile, TheTimeLimitStopsAHangingCompile) {
+  expect_stopped_in_time("compile", "fp4arena: nvcc ran past the compile time limit of 2 s");
+}
+
+TEST_F(Compile, TheTimeLimitCoversTheIncludeFolderQuery) {
+  expect_stopped_in_time("dryrun",
+                         "fp4arena: nvcc --dryrun (asked for its include folders) ran past the "
+                         "compile time limit of 2 s");
 }
 
 TEST_F(Compile, ASourceWithA200KiBLineIsHandled) {
