@@ -29,13 +29,15 @@ struct ProblemData {
 ///   exact:          `bytes`, the expected buffer exactly as solve() must write it;
 ///   exact_or_tie:   `bytes`, plus `tie` (one byte per element, 1 where the oracle's
 ///                   pre-rounding value lies within its stated FP32 error bound of a rounding
-///                   boundary) and `alt_bytes` (the buffer with the other neighbour code at
-///                   every tie element); elsewhere only `bytes` is accepted.
+///                   boundary) and `alternatives` (one or more buffers laid out like `bytes`:
+///                   at a tie element the code of any of them is accepted too, usually the
+///                   other neighbour; at an element with fewer other codes, repeat one);
+///                   elsewhere only `bytes` is accepted.
 struct ExpectedOutput {
   std::vector<float> values;
   std::vector<uint8_t> bytes;
   std::vector<uint8_t> tie;
-  std::vector<uint8_t> alt_bytes;
+  std::vector<std::vector<uint8_t>> alternatives;
 };
 
 /// The oracle's answer for every output, by parameter name.
@@ -70,6 +72,19 @@ class Challenge {
   /// The expected value of every output (see ExpectedOutput for what each comparison needs).
   virtual bool oracle(const ProblemData& in, OracleDevice where, Expected* out,
                       std::string* err) const = 0;
+
+  /// For outputs whose acceptable codes depend on a choice the solution made in another output
+  /// (a quantizer's codes depend on the global scale it wrote, within that output's own
+  /// tolerance): called after oracle() with every output as solve() wrote it (by name, the
+  /// exact bytes), it may replace the entries of `expected` for such outputs with the oracle's
+  /// answer given that choice. Each output is still compared with its own rule; the judge
+  /// checks the replaced entries' sizes again. Default: nothing changes.
+  virtual bool condition(const ProblemData& in,
+                         const std::map<std::string, std::vector<uint8_t>>& written,
+                         Expected* expected, std::string* err) const {
+    (void)in, (void)written, (void)expected, (void)err;
+    return true;
+  }
 
   /// The yardstick's name as reports show it ("cuBLAS FP16 GEMM on pre-dequantized
   /// operands"); empty where the challenge has none.

@@ -130,15 +130,23 @@ bool dump_case(const Spec& spec, const CaseSpec& c, uint64_t seed, const Problem
         return false;
       }
       if (!e.tie.empty()) {
+        // The alternatives, stacked into one array [n][shape...].
+        std::vector<int64_t> stacked = {int64_t(e.alternatives.size())};
+        stacked.insert(stacked.end(), shape.begin(), shape.end());
+        std::vector<uint8_t> all;
+        for (const std::vector<uint8_t>& alt : e.alternatives) {
+          all.insert(all.end(), alt.begin(), alt.end());
+        }
         int64_t rows = 0, cols = 0;
         output_matrix(p, in.dims, &rows, &cols);
         if (!put(key + "_tie", key + "_tie.npy", "|u1", {rows, cols}, e.tie.data(), e.tie.size(),
                  "1 where an element of '" + p.name +
                      "' lies on a rounding boundary within FP32 noise (either neighbour passes)",
                  "uint8", "") ||
-            !put(key + "_alt", key + "_alt.npy", npy_descr(dtype_name(p.dtype)), shape,
-                 e.alt_bytes.data(), e.alt_bytes.size(),
-                 "'" + p.name + "' with the other neighbour code at every tie element",
+            !put(key + "_alternatives", key + "_alternatives.npy", npy_descr(dtype_name(p.dtype)),
+                 stacked, all.data(), all.size(),
+                 "other codes '" + p.name +
+                     "' may take at its tie elements: any of the n buffers (first axis)",
                  dtype_name(p.dtype), torch_view(p.dtype))) {
           return false;
         }

@@ -15,7 +15,8 @@ namespace fp4arena {
 /// Writes into `dir` (created): `<param>.npy` for every input buffer (its spec shape, its
 /// dtype's raw storage: bf16 as uint16 bits, FP8 and packed FP4 as uint8), for every output
 /// `expected_<name>.npy` (float32 values for tolerance/ulp outputs; the exact expected
-/// buffer for exact ones, plus `expected_<name>_tie.npy` and `expected_<name>_alt.npy` where
+/// buffer for exact ones, plus `expected_<name>_tie.npy` and `expected_<name>_alternatives.npy`
+/// (the alternatives stacked on a new first axis) where
 /// the oracle marked ties), case.json (challenge, case, seed, dims, scalars, files) and
 /// load.py. `*files` receives the names written. False + *err on any I/O error.
 bool dump_case(const Spec& spec, const CaseSpec& c, uint64_t seed, const ProblemData& in,

@@ -333,6 +333,8 @@ class Session {
                     const std::vector<Poison>& poisons);
   CallResult call_once(const CaseSpec& c, const ProblemData& in, bool timed);
   bool compute_expected(const ProblemData& in, Expected* out, std::string* err);
+  // Every output has an answer of the right size for its comparison.
+  bool check_all_expected(const ProblemData& in, const Expected& expected, std::string* err) const;
 
   // Cases.
   nlohmann::json run_test(const CaseSpec& c);
@@ -480,9 +482,14 @@ bool Session::compute_expected(const ProblemData& in, Expected* out, std::string
   if (!challenge_->oracle(in, gpu ? OracleDevice::kGpu : OracleDevice::kCpu, out, err)) {
     return false;
   }
+  return check_all_expected(in, *out, err);
+}
+
+bool Session::check_all_expected(const ProblemData& in, const Expected& expected,
+                                 std::string* err) const {
   for (const ParamSpec* p : spec_.outputs()) {
-    auto it = out->find(p->name);
-    if (it == out->end()) {
+    auto it = expected.find(p->name);
+    if (it == expected.end()) {
       *err = "the oracle gave no answer for output '" + p->name + "'";
       return false;
     }
@@ -665,7 +672,11 @@ CallResult Session::call_once(const CaseSpec& c, const ProblemData& in, bool tim
 
   Expected expected;
   std::string err;
-  if (!compute_expected(in, &expected, &err)) {
+  std::map<std::string, std::vector<uint8_t>> written;
+  for (size_t i = 0; i < outs.size(); ++i) written[outs[i]->name] = first[i];
+  if (!compute_expected(in, &expected, &err) ||
+      !challenge_->condition(in, written, &expected, &err) ||
+      !check_all_expected(in, expected, &err)) {
     fatal_ = "oracle failed: " + err;
     r.decision = {Verdict::kNotRun, fatal_};
     return r;

@@ -218,10 +218,14 @@ OutputReport compare_output(const ParamSpec& p, int64_t rows, int64_t cols, cons
         if (exact) {
           const uint32_t want = element_code(t, expected.bytes.data(), i);
           ok = !unwritten && code == want;
-          if (!ok && has_ties && !unwritten && expected.tie[size_t(i)] &&
-              code == element_code(t, expected.alt_bytes.data(), i)) {
-            ok = true;
-            ++pt.ties;
+          if (!ok && has_ties && !unwritten && expected.tie[size_t(i)]) {
+            for (const std::vector<uint8_t>& alt : expected.alternatives) {
+              if (code == element_code(t, alt.data(), i)) {
+                ok = true;
+                ++pt.ties;
+                break;
+              }
+            }
           }
           m.codes = true;
           m.expected_code = want;
@@ -348,10 +352,14 @@ bool check_expected(const ParamSpec& p, int64_t elements, size_t bytes, const Ex
              "', expected " + std::to_string(bytes);
       return false;
     }
-    if (p.compare.kind == CompareKind::kExactOrTie && !e.tie.empty() &&
-        (e.tie.size() != size_t(elements) || e.alt_bytes.size() != bytes)) {
-      *err = "the oracle's tie mask or alternative codes for '" + p.name + "' have the wrong size";
-      return false;
+    if (p.compare.kind == CompareKind::kExactOrTie && !e.tie.empty()) {
+      bool sizes_ok = e.tie.size() == size_t(elements) && !e.alternatives.empty();
+      for (const std::vector<uint8_t>& alt : e.alternatives) sizes_ok &= alt.size() == bytes;
+      if (!sizes_ok) {
+        *err =
+            "the oracle's tie mask or alternative codes for '" + p.name + "' have the wrong size";
+        return false;
+      }
     }
     return true;
   }

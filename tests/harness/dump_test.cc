@@ -116,6 +116,8 @@ TEST(Dump, ExactOutputsCarryTheirTieMask) {
   EXPECT_EQ(q.descr, "|u1");
   Npy tie = load(dir + "/expected_q_tie.npy");
   EXPECT_EQ(tie.shape, (std::vector<int64_t>{37, 129}));
+  Npy alt = load(dir + "/expected_q_alternatives.npy");
+  EXPECT_EQ(alt.shape, (std::vector<int64_t>{1, 37, 129}));
   Npy s = load(dir + "/expected_s.npy");
   EXPECT_EQ(s.descr, "<f4");
   EXPECT_EQ(s.shape, (std::vector<int64_t>{37}));

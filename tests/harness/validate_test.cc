@@ -223,7 +223,7 @@ TEST(Validate, ExactOrTieAcceptsOnlyTheMarkedNeighbour) {
   ExpectedOutput e;
   e.bytes = {10, 20, 30};
   e.tie = {0, 1, 0};
-  e.alt_bytes = {10, 21, 30};
+  e.alternatives = {{10, 21, 30}};
   std::vector<uint8_t> got = {10, 21, 30};
   OutputReport r = compare_output(p, 1, 3, got.data(), Poison{0}, nullptr, Poison{}, e);
   EXPECT_TRUE(r.passed) << r.summary;
@@ -234,6 +234,32 @@ TEST(Validate, ExactOrTieAcceptsOnlyTheMarkedNeighbour) {
   EXPECT_EQ(r.ties, 0);
   got = {10, 22, 30};  // a tie element, but neither neighbour
   EXPECT_FALSE(compare_output(p, 1, 3, got.data(), Poison{0}, nullptr, Poison{}, e).passed);
+}
+
+TEST(Validate, ExactOrTieAcceptsAnyOfSeveralAlternatives) {
+  // E2M1 nibbles (two per byte): element 1 may take either of two other codes, element 2 one.
+  ParamSpec p = out_param(DType::kE2m1x2, CompareKind::kExactOrTie);
+  ExpectedOutput e;
+  e.bytes = {0x21, 0x43};  // codes 1 2 3 4
+  e.tie = {0, 1, 1, 0};
+  e.alternatives = {{0x31, 0x42}, {0x11, 0x42}};  // element 1: 3 or 1; element 2: 2
+  for (uint8_t b0 : {0x21, 0x31, 0x11}) {
+    std::vector<uint8_t> got = {b0, 0x42};
+    OutputReport r = compare_output(p, 1, 4, got.data(), Poison{0x77}, nullptr, Poison{}, e);
+    EXPECT_TRUE(r.passed) << int(b0) << ": " << r.summary;
+    EXPECT_EQ(r.ties, (b0 != 0x21) + 1);
+  }
+  std::vector<uint8_t> got = {0x51, 0x43};  // element 1 took a code no alternative has
+  EXPECT_FALSE(compare_output(p, 1, 4, got.data(), Poison{0x77}, nullptr, Poison{}, e).passed);
+  got = {0x21, 0x33};  // element 3 is no tie: its alternatives' codes do not count
+  e.alternatives[1][1] = 0x32;
+  EXPECT_FALSE(compare_output(p, 1, 4, got.data(), Poison{0x77}, nullptr, Poison{}, e).passed);
+  std::string err;
+  EXPECT_TRUE(check_expected(p, 4, 2, e, &err)) << err;
+  e.alternatives[1].pop_back();
+  EXPECT_FALSE(check_expected(p, 4, 2, e, &err));
+  e.alternatives.clear();
+  EXPECT_FALSE(check_expected(p, 4, 2, e, &err)) << "a tie mask needs an alternative";
 }
 
 TEST(Validate, UnwrittenBytesFoundWithTwoPoisons) {

@@ -83,7 +83,8 @@ class ToyQuantize : public Challenge {
     ExpectedOutput& q = (*out)["q"];
     ExpectedOutput& s = (*out)["s"];
     q.bytes.assign(size_t(M * K), 0);
-    q.alt_bytes.assign(size_t(M * K), 0);
+    q.alternatives.assign(1, std::vector<uint8_t>(size_t(M * K), 0));
+    std::vector<uint8_t>& alt = q.alternatives[0];
     q.tie.assign(size_t(M * K), 0);
     s.values.assign(size_t(M), 0);
     for (int64_t m = 0; m < M; ++m) {
@@ -102,13 +103,13 @@ class ToyQuantize : public Challenge {
         const float r = std::nearbyint(v);  // round half to even (default rounding mode)
         const size_t i = size_t(m * K + k);
         q.bytes[i] = uint8_t(std::max(0.0f, std::min(255.0f, 128.0f + r)));
-        q.alt_bytes[i] = q.bytes[i];
+        alt[i] = q.bytes[i];
         const float boundary = std::floor(v) + 0.5f;
         const float ulp = std::nextafter(std::fabs(v), INFINITY) - std::fabs(v);
         if (v != boundary && std::fabs(v - boundary) <= 2 * ulp) {
           const float other = r > v ? r - 1 : r + 1;
           q.tie[i] = 1;
-          q.alt_bytes[i] = uint8_t(std::max(0.0f, std::min(255.0f, 128.0f + other)));
+          alt[i] = uint8_t(std::max(0.0f, std::min(255.0f, 128.0f + other)));
         }
       }
     }
