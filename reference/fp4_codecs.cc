@@ -54,13 +54,30 @@ uint8_t e2m1_encode_rne(float x) {
   return sign | mag;
 }
 
-float e4m3_decode(uint8_t code) {
+namespace {
+
+float E4m3DecodeSlow(uint8_t code) {
   if (e4m3_is_nan(code)) return std::numeric_limits<float>::quiet_NaN();
   const int exp = (code >> 3) & 0xF;
   const int man = code & 0x7;
   const float mag = exp == 0 ? std::ldexp(static_cast<float>(man), -9)
                              : std::ldexp(static_cast<float>(8 + man), exp - 10);
   return (code & 0x80) ? -mag : mag;
+}
+
+// All 256 decoded values: the quantizers decode a scale per block and per candidate.
+struct E4m3Table {
+  float v[256];
+  E4m3Table() {
+    for (int c = 0; c < 256; ++c) v[c] = E4m3DecodeSlow(static_cast<uint8_t>(c));
+  }
+};
+
+}  // namespace
+
+float e4m3_decode(uint8_t code) {
+  static const E4m3Table table;  // built on first use, whatever the static initialisation order
+  return table.v[code];
 }
 
 uint8_t e4m3_encode_rne(float x) {

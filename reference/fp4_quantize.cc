@@ -5,6 +5,7 @@
 #include <cstring>
 #include <sstream>
 
+#include "reference/cpu_gemm.h"
 #include "reference/fp4_codecs.h"
 
 namespace fp4arena {
@@ -35,9 +36,14 @@ bool ExactMidpoint(float a, float b, bool exact_hit_is_exact) {
   return a == b && exact_hit_is_exact;
 }
 
+// A positive normal power of two, or a positive subnormal one (a single mantissa bit).
 bool IsPowerOfTwo(float s) {
-  int e;
-  return s > 0.0f && std::isfinite(s) && std::frexp(s, &e) == 0.5f;
+  uint32_t b;
+  std::memcpy(&b, &s, sizeof b);
+  if (b == 0 || (b >> 31) != 0) return false;
+  const uint32_t exp = b >> 23, man = b & 0x7FFFFFu;
+  if (exp == 0xFF) return false;
+  return exp != 0 ? man == 0 : (man & (man - 1)) == 0;
 }
 
 // `exact` as for NearBoundary.
@@ -45,12 +51,13 @@ Rounded E2m1Round(float v, bool exact) {
   const uint8_t code = e2m1_encode_rne(v);
   Rounded r{code, code, code};
   if (std::isnan(v)) return r;
+  // kMid[k]: the boundary between magnitude codes k and k + 1 (exact midpoints).
+  static constexpr float kMid[7] = {0.25f, 0.75f, 1.25f, 1.75f, 2.5f, 3.5f, 5.0f};
   const float a = std::fabs(v);
   const int mag = code & 0x7;
   for (int nb : {mag - 1, mag + 1}) {
     if (nb < 0 || nb > 7) continue;
-    const float b = 0.5f * (e2m1_decode(static_cast<uint8_t>(mag)) +
-                            e2m1_decode(static_cast<uint8_t>(nb)));  // exact
+    const float b = kMid[std::min(mag, nb)];
     if (NearBoundary(a, b, exact)) r.alt = static_cast<uint8_t>((code & 0x8) | nb);
     if (ExactMidpoint(a, b, exact)) r.mid_alt = static_cast<uint8_t>((code & 0x8) | nb);
   }
@@ -104,8 +111,19 @@ Variant QuantizeBlock(const float* x, int n, uint8_t scale_code, ElementFormula 
   return var;
 }
 
+// A block's plausible variants, the reference's own answer first: at most 2 (rule 0) or, for
+// rule 1, two per pair of plausible scale codes (2 x 2 pairs).
+struct Variants {
+  Variant v[8];
+  int count = 0;
+  void push_back(const Variant& x) { v[count++] = x; }
+  const Variant* begin() const { return v; }
+  const Variant* end() const { return v + count; }
+  const Variant& operator[](int i) const { return v[i]; }
+};
+
 // Folds a block's plausible variants (variants[0] is the reference's own answer) into `q`.
-void Fold(const std::vector<Variant>& variants, int n, size_t blk, QuantizedFp4* q) {
+void Fold(const Variants& variants, int n, size_t blk, QuantizedFp4* q) {
   // Distinct plausible scale codes, the reference's own first. At most kMaxScaleOptions:
   // rule 0 has 2 scale candidates, rule 1 two per 4/6 candidate.
   uint8_t* options = q->scale_options.data() + blk * kMaxScaleOptions;
@@ -196,7 +214,7 @@ CandidateError FourOverSixError(const float* x, int n, const Variant& var, float
 void Rule0Block(const float* xb, float gs, size_t blk, QuantizedFp4* q) {
   const float bmax = AbsMax(xb, 16);
   const Rounded sc = E4m3Round(bmax / 6.0f * gs);
-  std::vector<Variant> variants;
+  Variants variants;
   variants.push_back(QuantizeBlock(xb, 16, sc.code, ElementFormula::kStatic6, gs, 0.0f));
   if (sc.alt != sc.code) {
     variants.push_back(QuantizeBlock(xb, 16, sc.alt, ElementFormula::kStatic6, gs, 0.0f));
@@ -210,15 +228,21 @@ void Rule1Block(const float* xb, float amax, float gs, float ds, size_t blk, Qua
   const float s4 = s6 * 1.5f;
   const Rounded r6 = E4m3Round(s6), r4 = E4m3Round(s4);
   // Every plausible scale pair; the first is the reference's own.
-  std::vector<uint8_t> opts6{r6.code}, opts4{r4.code};
-  if (r6.alt != r6.code) opts6.push_back(r6.alt);
-  if (r4.alt != r4.code) opts4.push_back(r4.alt);
-  std::vector<Variant> variants;
+  const uint8_t opts6[2] = {r6.code, r6.alt}, opts4[2] = {r4.code, r4.alt};
+  const int n6 = r6.alt != r6.code ? 2 : 1, n4 = r4.alt != r4.code ? 2 : 1;
+  Variant q6[2], q4[2];
+  for (int i = 0; i < n6; ++i) {
+    q6[i] = QuantizeBlock(xb, 16, opts6[i], ElementFormula::kFourOverSix, gs, ds);
+  }
+  for (int i = 0; i < n4; ++i) {
+    q4[i] = QuantizeBlock(xb, 16, opts4[i], ElementFormula::kFourOverSix, gs, ds);
+  }
+  Variants variants;
   bool first = true;
-  for (uint8_t c6 : opts6) {
-    for (uint8_t c4 : opts4) {
-      const Variant v6 = QuantizeBlock(xb, 16, c6, ElementFormula::kFourOverSix, gs, ds);
-      const Variant v4 = QuantizeBlock(xb, 16, c4, ElementFormula::kFourOverSix, gs, ds);
+  for (int i6 = 0; i6 < n6; ++i6) {
+    for (int i4 = 0; i4 < n4; ++i4) {
+      const Variant& v6 = q6[i6];
+      const Variant& v4 = q4[i4];
       const CandidateError e6 = FourOverSixError(xb, 16, v6, amax);
       const CandidateError e4 = FourOverSixError(xb, 16, v4, amax);
       const bool four = e4.err < e6.err;
@@ -237,9 +261,42 @@ void Rule1Block(const float* xb, float amax, float gs, float ds, size_t blk, Qua
   Fold(variants, 16, blk, q);
 }
 
+// Blocks are independent once the global scale is known: fn(blk) for every block, spread
+// over `threads` threads in chunks (each block writes only its own bytes of `q`).
+template <typename Fn>
+void ForEachBlock(size_t blocks, int threads, const Fn& fn) {
+  constexpr size_t kChunk = 4096;
+  cpu_gemm::ParallelFor(cpu_gemm::ResolveThreads(threads), (blocks + kChunk - 1) / kChunk,
+                        [&](size_t chunk) {
+                          const size_t end = std::min(blocks, (chunk + 1) * kChunk);
+                          for (size_t blk = chunk * kChunk; blk < end; ++blk) fn(blk);
+                        });
+}
+
+// max |x| (NaN left out) and whether every value is finite, over `count` values.
+void ScanTensor(const float* x, size_t count, int threads, float* amax, bool* finite) {
+  constexpr size_t kChunk = size_t(1) << 16;
+  const size_t chunks = (count + kChunk - 1) / kChunk;
+  std::vector<float> part_max(chunks, 0.0f);
+  std::vector<uint8_t> part_finite(chunks, 1);
+  cpu_gemm::ParallelFor(cpu_gemm::ResolveThreads(threads), chunks, [&](size_t c) {
+    const size_t begin = c * kChunk, n = std::min(count, begin + kChunk) - begin;
+    part_max[c] = AbsMax(x + begin, n);
+    bool ok = true;
+    for (size_t i = 0; i < n; ++i) ok = ok && std::isfinite(x[begin + i]);
+    part_finite[c] = ok;
+  });
+  *amax = 0.0f;
+  *finite = true;
+  for (size_t c = 0; c < chunks; ++c) {
+    *amax = std::fmax(*amax, part_max[c]);
+    *finite = *finite && part_finite[c];
+  }
+}
+
 }  // namespace
 
-QuantizedFp4 nvfp4_quantize_ref(const float* x, int rows, int cols, int rule) {
+QuantizedFp4 nvfp4_quantize_ref(const float* x, int rows, int cols, int rule, int threads) {
   if (rows <= 0 || cols <= 0 || cols % 16 != 0) return {};
   if (rule != kNvfp4RuleStatic6 && rule != kNvfp4RuleFourOverSix) return {};
   QuantizedFp4 q = Allocate(rows, cols, 16);
@@ -247,12 +304,12 @@ QuantizedFp4 nvfp4_quantize_ref(const float* x, int rows, int cols, int rule) {
   const size_t blocks = count / 16;
   // Like nvfp4_quantize: a non-finite amax falls back to a global scale of 1.
   bool finite = true;
-  for (size_t i = 0; i < count; ++i) finite = finite && std::isfinite(x[i]);
-  const float amax = AbsMax(x, count);
+  float amax = 0.0f;
+  ScanTensor(x, count, threads, &amax, &finite);
   if (rule == kNvfp4RuleStatic6) {
     const float gs = (finite && amax > 0.0f) ? 2688.0f / amax : 1.0f;
     q.global_scale = gs;
-    for (size_t blk = 0; blk < blocks; ++blk) Rule0Block(x + blk * 16, gs, blk, &q);
+    ForEachBlock(blocks, threads, [&](size_t blk) { Rule0Block(x + blk * 16, gs, blk, &q); });
     return q;
   }
   q.chose_four.assign(blocks, 0);
@@ -260,15 +317,16 @@ QuantizedFp4 nvfp4_quantize_ref(const float* x, int rows, int cols, int rule) {
   const float gs = 1536.0f / amax;
   const float ds = 1.0f / gs;
   q.global_scale = gs;
-  for (size_t blk = 0; blk < blocks; ++blk) Rule1Block(x + blk * 16, amax, gs, ds, blk, &q);
+  ForEachBlock(blocks, threads,
+               [&](size_t blk) { Rule1Block(x + blk * 16, amax, gs, ds, blk, &q); });
   return q;
 }
 
-QuantizedFp4 mxfp4_quantize_ref(const float* x, int rows, int cols) {
+QuantizedFp4 mxfp4_quantize_ref(const float* x, int rows, int cols, int threads) {
   if (rows <= 0 || cols <= 0 || cols % 32 != 0) return {};
   QuantizedFp4 q = Allocate(rows, cols, 32);
   const size_t blocks = static_cast<size_t>(rows) * cols / 32;
-  for (size_t blk = 0; blk < blocks; ++blk) {
+  ForEachBlock(blocks, threads, [&](size_t blk) {
     const float* xb = x + blk * 32;
     const uint8_t sc = e8m0_encode_round_up(AbsMax(xb, 32) / 6.0f);
     q.scales[blk] = q.scales_alt[blk] = sc;
@@ -288,7 +346,7 @@ QuantizedFp4 mxfp4_quantize_ref(const float* x, int rows, int cols) {
             static_cast<uint16_t>(1u << (k ? hi : lo));
       }
     }
-  }
+  });
   return q;
 }
 

@@ -180,7 +180,9 @@ struct QuantizedFp4 {
 /// where gs overflows, are outside the contract (memory-safe, values unspecified). Returns an
 /// empty tensor (rows = 0) when rows <= 0, cols is not a positive multiple of 16, or rule is
 /// neither 0 nor 1.
-QuantizedFp4 nvfp4_quantize_ref(const float* x, int rows, int cols, int rule);
+/// `threads`: how many threads share the blocks (0: one per hardware thread); the result
+/// never depends on it.
+QuantizedFp4 nvfp4_quantize_ref(const float* x, int rows, int cols, int rule, int threads = 0);
 
 /// MXFP4 reference quantizer (OCP MX v1.0 element and scale formats, fouroversix's scale
 /// choice). `x` as above; cols a positive multiple of 32. Per block of 32 along a row:
@@ -201,7 +203,8 @@ QuantizedFp4 nvfp4_quantize_ref(const float* x, int rows, int cols, int rule);
 /// evaluation order gets the same v, and for BF16 inputs bmax/6 rounds to FP32 without
 /// crossing a power of two, so every implementation of "smallest 2^k >= bmax/6" agrees.
 /// Returns an empty tensor when rows <= 0 or cols is not a positive multiple of 32.
-QuantizedFp4 mxfp4_quantize_ref(const float* x, int rows, int cols);
+/// `threads` as for nvfp4_quantize_ref.
+QuantizedFp4 mxfp4_quantize_ref(const float* x, int rows, int cols, int threads = 0);
 
 /// Dequantizes MXFP4 codes to floats (row-major rows x cols): e2m1(code) * e8m0(scale).
 /// (The NVFP4 counterpart is nvfp4_dequantize in reference/nvfp4.h.)
