@@ -123,4 +123,50 @@ inline std::string text_of(const nlohmann::json& c, const char* key) {
   return c.contains(key) && c[key].is_string() ? c[key].get<std::string>() : "";
 }
 
+/// One case's expected verdict, with phrases its reason must and must not contain.
+struct CaseVerdict {
+  std::string name;
+  std::string verdict;
+  std::vector<std::string> reason_has = {};
+  std::vector<std::string> reason_lacks = {};
+};
+
+/// Judges `solution` on exactly `cases` of the challenge in `challenge_dir` with
+/// `--action run --json`, and checks the exit code, that every case was judged, and each
+/// case's verdict and reason. Returns the record.
+inline nlohmann::json expect_verdicts(const std::string& challenge_dir, const std::string& solution,
+                                      int exit_code, const std::vector<CaseVerdict>& cases) {
+  std::vector<std::string> args = {challenge_dir, "--solution", solution,
+                                   "--action",    "run",        "--json"};
+  for (const CaseVerdict& c : cases) {
+    args.push_back("--case");
+    args.push_back(c.name);
+  }
+  JudgeRun r = run_judge(args);
+  const std::string log = "stderr:\n" + r.err;
+  EXPECT_EQ(r.exit_code, exit_code) << log;
+  if (r.record.is_null()) {
+    ADD_FAILURE() << "no record on stdout:\n" << r.out << log;
+    return r.record;
+  }
+  EXPECT_EQ(r.record.value("passed", true), exit_code == 0) << log;
+  for (const CaseVerdict& want : cases) {
+    SCOPED_TRACE("case " + want.name);
+    const nlohmann::json* got = find_case(r.record, want.name);
+    if (!got) {
+      ADD_FAILURE() << "not judged\n" << log;
+      continue;
+    }
+    const std::string verdict = text_of(*got, "verdict"), reason = text_of(*got, "reason");
+    EXPECT_EQ(verdict, want.verdict) << "reason: " << reason << "\n" << log;
+    for (const std::string& part : want.reason_has) {
+      EXPECT_TRUE(contains(reason, part)) << "reason: " << reason << "\nmissing: " << part;
+    }
+    for (const std::string& part : want.reason_lacks) {
+      EXPECT_FALSE(contains(reason, part)) << "reason: " << reason << "\nshould not say: " << part;
+    }
+  }
+  return r.record;
+}
+
 }  // namespace fp4arena::testing_util

@@ -2,7 +2,8 @@
 // following challenges/mxfp4_quantize/README.md literally. One pass over x (MXFP4 has no
 // global scale), but each thread reads 64 bytes with a 64-byte stride between neighbours.
 //
-//   run:  scripts/run_challenge challenges/mxfp4_quantize --solution solutions/mxfp4_quantize/naive.cu
+//   run:  scripts/run_challenge challenges/mxfp4_quantize --solution
+//   solutions/mxfp4_quantize/naive.cu
 #include <cuda_bf16.h>
 
 #include <cstdint>

@@ -3,7 +3,8 @@
 // codes are the reference's bit for bit; deliberately simple: one pass for the tensor's amax
 // (atomicMax on the float's bits), then one thread per block of 16.
 //
-//   run:  scripts/run_challenge challenges/nvfp4_quantize --solution solutions/nvfp4_quantize/naive.cu
+//   run:  scripts/run_challenge challenges/nvfp4_quantize --solution
+//   solutions/nvfp4_quantize/naive.cu
 //
 // Expected bound: x is read twice (once for the amax, once to quantize), and the second pass
 // reads 32 bytes per thread with a stride: well below the copy yardstick.
@@ -16,7 +17,9 @@ namespace {
 
 __device__ unsigned int g_amax_bits;  // max |x| as float bits: non-negative floats order as ints
 
-__global__ void reset_amax() { g_amax_bits = 0; }
+__global__ void reset_amax() {
+  g_amax_bits = 0;
+}
 
 __global__ void amax_kernel(const __nv_bfloat16* x, size_t n) {
   float m = 0.0f;

@@ -183,7 +183,9 @@ TEST_F(Nvfp4QuantizeChallenge, MidpointCasesHavePowerOfTwoScalesAndRejectHalfAwa
       const float S = e4m3_decode(q.scales[b]);
       int e;
       ASSERT_EQ(std::frexp(S, &e), 0.5f) << "block " << b << " scale " << S;
-      if (rule1) ASSERT_EQ(q.chose_four[b], 0) << "block " << b;
+      if (rule1) {
+        ASSERT_EQ(q.chose_four[b], 0) << "block " << b;
+      }
       for (size_t i = b * 16; i < b * 16 + 16; ++i) {
         const float v = x[i] * q.global_scale / S;
         ties += q.element_tie[i];
@@ -237,44 +239,51 @@ TEST_F(Nvfp4QuantizeChallenge, ACodeFlippedOffABoundaryFailsAndATiedNeighbourPas
 }
 
 TEST_F(Nvfp4QuantizeChallenge, AGlobalScaleOneUlpOffAcceptsTheMidpointNeighboursOnItsSide) {
-  const CaseSpec& c = find("midpoints");
-  ProblemData d = gen(c, c.seed);
-  QuantizedFp4 q = reference(d);
-  const std::vector<float> x = input(d);
-  for (int dir : {+1, -1}) {
-    SCOPED_TRACE(dir);
-    const float gs = std::nextafter(q.global_scale, dir > 0 ? INFINITY : -INFINITY);
-    // A kernel whose global scale is one ulp off, with every block scale as the reference's.
-    std::vector<uint8_t> got = q.packed;
-    for (size_t i = 16; i < x.size(); ++i) {  // block 0 (scale 448) left as the reference's
-      const float S = e4m3_decode(q.scales[i / 16]);
-      set_nibble(&got, i, S == 0.0f ? 0 : e2m1_encode_rne(x[i] * gs / S));
+  for (const char* name : {"midpoints", "midpoints_four_over_six"}) {
+    SCOPED_TRACE(name);
+    const CaseSpec& c = find(name);
+    ProblemData d = gen(c, c.seed);
+    QuantizedFp4 q = reference(d);
+    const bool rule1 = d.scalars.at("rule") == 1.0;
+    const std::vector<float> x = input(d);
+    for (int dir : {+1, -1}) {
+      SCOPED_TRACE(dir);
+      const float gs = std::nextafter(q.global_scale, dir > 0 ? INFINITY : -INFINITY);
+      // A kernel whose global scale is one ulp off, following the pinned formulas with it
+      // (every block keeps the reference's scale here: all are far from E4M3 boundaries).
+      std::vector<uint8_t> got = q.packed;
+      const float ds = 1.0f / gs;
+      for (size_t i = rule1 ? 0 : 16; i < x.size(); ++i) {  // rule 0's block 0 (scale 448) kept
+        const float S = e4m3_decode(q.scales[i / 16]);
+        const float v = rule1 ? x[i] * (1.0f / (ds * S)) : x[i] * gs / S;
+        set_nibble(&got, i, S == 0.0f ? 0 : e2m1_encode_rne(v));
+      }
+      ASSERT_NE(got, q.packed) << "moving the global scale must move some midpoint";
+      Expected ex = oracle_of(d);
+      EXPECT_FALSE(judge(d, ex, "q", got).passed) << "before conditioning: exact midpoints";
+      std::map<std::string, std::vector<uint8_t>> written;
+      written["global_scale"].resize(4);
+      std::memcpy(written["global_scale"].data(), &gs, 4);
+      std::string err;
+      ASSERT_TRUE(challenge_->condition(d, written, &ex, &err)) << err;
+      OutputReport r = judge(d, ex, "q", got);
+      EXPECT_TRUE(r.passed) << r.summary;
+      EXPECT_GT(r.ties, 0);
+      // The reference's own codes still pass under the conditioned set.
+      EXPECT_TRUE(judge(d, ex, "q", q.packed).passed);
     }
-    ASSERT_NE(got, q.packed) << "moving the global scale must move some midpoint";
-    Expected ex = oracle_of(d);
-    EXPECT_FALSE(judge(d, ex, "q", got).passed) << "before conditioning: exact midpoints";
-    std::map<std::string, std::vector<uint8_t>> written;
-    written["global_scale"].resize(4);
-    std::memcpy(written["global_scale"].data(), &gs, 4);
-    std::string err;
-    ASSERT_TRUE(challenge_->condition(d, written, &ex, &err)) << err;
-    OutputReport r = judge(d, ex, "q", got);
-    EXPECT_TRUE(r.passed) << r.summary;
-    EXPECT_GT(r.ties, 0);
-    // The reference's own codes still pass under the conditioned set.
-    EXPECT_TRUE(judge(d, ex, "q", q.packed).passed);
-  }
-  // The same scale, or one two ulps off: nothing changes.
-  Expected ex = oracle_of(d), before = ex;
-  for (float gs :
-       {q.global_scale, std::nextafter(std::nextafter(q.global_scale, INFINITY), INFINITY)}) {
-    std::map<std::string, std::vector<uint8_t>> written;
-    written["global_scale"].resize(4);
-    std::memcpy(written["global_scale"].data(), &gs, 4);
-    std::string err;
-    ASSERT_TRUE(challenge_->condition(d, written, &ex, &err)) << err;
-    EXPECT_EQ(ex["q"].bytes, before["q"].bytes);
-    EXPECT_EQ(ex["q"].tie, before["q"].tie);
+    // The same scale, or one two ulps off: nothing changes.
+    Expected ex = oracle_of(d), before = ex;
+    for (float gs :
+         {q.global_scale, std::nextafter(std::nextafter(q.global_scale, INFINITY), INFINITY)}) {
+      std::map<std::string, std::vector<uint8_t>> written;
+      written["global_scale"].resize(4);
+      std::memcpy(written["global_scale"].data(), &gs, 4);
+      std::string err;
+      ASSERT_TRUE(challenge_->condition(d, written, &ex, &err)) << err;
+      EXPECT_EQ(ex["q"].bytes, before["q"].bytes);
+      EXPECT_EQ(ex["q"].tie, before["q"].tie);
+    }
   }
 }
 

@@ -1,0 +1,8 @@
+// Bug: a global scale two ulps above the pinned one. Must fail on global_scale.
+#include "quantize_kernel.cuh"
+
+extern "C" void solve(const __nv_bfloat16* x, uint8_t* q, uint8_t* scales, float* global_scale,
+                      int M, int K, int rule) {
+  adversarial_quantize::nvfp4_solve<adversarial_quantize::Bug::kGlobalScaleUp2>(
+      x, q, scales, global_scale, M, K, rule);
+}
