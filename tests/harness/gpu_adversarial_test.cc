@@ -233,8 +233,9 @@ std::vector<Cheat> cheats() {
        kFailed,
        {{"example", "passed", {}, {}},
         {"rev1", "timing_mismatch", {"below what the judge's clock allows"}, {}}}},
-      // Socket, fork and exec from inside solve(): the sandbox refuses all three; the fixture
-      // writes a NaN (wrong_answer) if any got through.
+      // Socket, fork, exec and files written outside the private folder, from inside solve():
+      // the sandbox refuses them all; the fixture writes a NaN (wrong_answer) if any got
+      // through, or if its private folder ($TMPDIR) is not writable.
       // (Exit 1 only because a run of tests alone has no score.)
       {"escape_sandbox",
        adversarial("escape_sandbox"),
