@@ -2,6 +2,7 @@
 
 #include <cxxabi.h>
 #include <glob.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -269,13 +270,13 @@ std::string info_text(const std::string& line) {
 
 // The folders after -I and -isystem in the INCLUDES and SYSTEM_INCLUDES lines that
 // `nvcc --dryrun` prints ("#$ INCLUDES=\"-I/usr/local/cuda/bin/../targets/x86_64-linux/include\"").
-// Bounded by `timeout_seconds`; *timed_out says when that ran out.
-std::vector<std::string> nvcc_include_dirs(const std::string& nvcc, double timeout_seconds,
+// Bounded by `limits`; *timed_out says when its time ran out.
+std::vector<std::string> nvcc_include_dirs(const std::string& nvcc, const ChildLimits& limits,
                                            bool* timed_out) {
   std::vector<std::string> dirs;
   std::string out;
-  if (run_capture_with_timeout({nvcc, "--dryrun", "-E", "-x", "cu", "/dev/null"}, timeout_seconds,
-                               &out, timed_out) != 0) {
+  if (run_capture_limited({nvcc, "--dryrun", "-E", "-x", "cu", "/dev/null"}, limits, &out,
+                          timed_out) != 0) {
     return dirs;
   }
   for (const std::string& line : split_lines(out)) {
@@ -310,7 +311,7 @@ std::vector<std::string> nvcc_include_dirs(const std::string& nvcc, double timeo
 }
 
 // Folders whose headers belong to the system, not the solution: never hashed, never listed.
-std::vector<std::string> system_dirs(const std::string& nvcc, double timeout_seconds,
+std::vector<std::string> system_dirs(const std::string& nvcc, const ChildLimits& limits,
                                      bool* timed_out) {
   std::vector<std::string> dirs;
   auto add = [&dirs](const std::string& d) {
@@ -329,7 +330,7 @@ std::vector<std::string> system_dirs(const std::string& nvcc, double timeout_sec
   }
   // The folders nvcc itself passes with -I and -isystem (its nvcc.profile may put the toolkit's
   // headers anywhere, and a wrapper script on PATH hides where nvcc lives).
-  for (const std::string& d : nvcc_include_dirs(nvcc, timeout_seconds, timed_out)) add(d);
+  for (const std::string& d : nvcc_include_dirs(nvcc, limits, timed_out)) add(d);
   for (const char* var : {"CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH"}) {
     std::string list = env(var);
     size_t start = 0;
@@ -775,6 +776,41 @@ std::string call_shim(const Spec& spec) {
   return os.str();
 }
 
+namespace {
+
+std::string bytes_text(uint64_t bytes) {
+  if (bytes % (uint64_t(1) << 30) == 0) return std::to_string(bytes >> 30) + " GiB";
+  return std::to_string(bytes >> 20) + " MiB";
+}
+
+// A note naming the resource limit a failed nvcc run (output `log`, exit status `status`) ran
+// into, or "". A bomb's failure otherwise reads like a compiler crash.
+std::string resource_limit_note(const std::string& log, int status, const CompileOptions& opts) {
+  std::string note;
+  if (opts.memory_limit_bytes > 0) {
+    for (const char* sign : {"out of memory", "memory exhausted", "Cannot allocate memory",
+                             "bad_alloc", "Out of memory"}) {
+      if (log.find(sign) == std::string::npos) continue;
+      note +=
+          "fp4arena: a compiler step ran out of memory: nvcc and every program it starts "
+          "may use at most " +
+          bytes_text(opts.memory_limit_bytes) + " of address space\n";
+      break;
+    }
+  }
+  if (opts.file_size_limit_bytes > 0 &&
+      (status == 128 + SIGXFSZ || log.find("File size limit exceeded") != std::string::npos ||
+       log.find("signal 25") != std::string::npos)) {
+    note +=
+        "fp4arena: a compiler step was stopped by the file size limit: no file it writes "
+        "may exceed " +
+        bytes_text(opts.file_size_limit_bytes) + "\n";
+  }
+  return note;
+}
+
+}  // namespace
+
 bool compile_solution(const Spec& spec, const std::string& source_path, const CompileOptions& opts,
                       CompileResult* result, std::string* err) {
   *result = CompileResult();
@@ -796,6 +832,14 @@ bool compile_solution(const Spec& spec, const std::string& source_path, const Co
 
   auto t0 = std::chrono::steady_clock::now();
   auto seconds_left = [&]() { return opts.timeout_seconds - seconds_since(t0); };
+  // What nvcc and every program it starts may use: the time left, memory, file sizes.
+  auto limits = [&]() {
+    ChildLimits l;
+    l.timeout_seconds = seconds_left();
+    l.address_space_bytes = opts.memory_limit_bytes;
+    l.file_size_bytes = opts.file_size_limit_bytes;
+    return l;
+  };
 
   std::string source;
   if (!read_file(source_path, &source, err)) return false;
@@ -863,7 +907,7 @@ bool compile_solution(const Spec& spec, const std::string& source_path, const Co
   }
   std::string scan_log;
   bool timed_out = false;
-  int scan_status = run_capture_with_timeout(scan, seconds_left(), &scan_log, &timed_out);
+  int scan_status = run_capture_limited(scan, limits(), &scan_log, &timed_out);
   std::string deps_text;
   bool have_deps = scan_status == 0 && read_file(deps_path, &deps_text, err);
   unlink(deps_path.c_str());
@@ -882,7 +926,8 @@ bool compile_solution(const Spec& spec, const std::string& source_path, const Co
     return false;
   }
   if (scan_status != 0) {
-    result->diagnostics = rewrite_diagnostics(scan_log, proto_path, shim_path);
+    result->diagnostics = rewrite_diagnostics(scan_log, proto_path, shim_path) +
+                          resource_limit_note(scan_log, scan_status, opts);
     return true;
   }
   if (!have_deps) return false;
@@ -894,7 +939,7 @@ bool compile_solution(const Spec& spec, const std::string& source_path, const Co
   std::string problem;
   std::vector<std::string> skip = {realpath_of(source_path), realpath_of(proto_path)};
   bool dryrun_timed_out = false;
-  std::vector<std::string> sys_dirs = system_dirs(nvcc, seconds_left(), &dryrun_timed_out);
+  std::vector<std::string> sys_dirs = system_dirs(nvcc, limits(), &dryrun_timed_out);
   if (dryrun_timed_out) {
     result->timed_out = true;
     result->seconds = seconds_since(t0);
@@ -957,7 +1002,7 @@ bool compile_solution(const Spec& spec, const std::string& source_path, const Co
   }
   std::string log;
   double left = seconds_left();
-  int status = left > 0 ? run_capture_with_timeout(argv, left, &log, &timed_out) : 137;
+  int status = left > 0 ? run_capture_limited(argv, limits(), &log, &timed_out) : 137;
   if (left <= 0) timed_out = true;
   result->seconds = seconds_since(t0);
   result->kernels = parse_ptxas_report(log);
@@ -972,6 +1017,7 @@ bool compile_solution(const Spec& spec, const std::string& source_path, const Co
   }
   if (status != 0) {
     unlink(tmp_so.c_str());
+    result->diagnostics += resource_limit_note(log, status, opts);
     if (mentions_signature_problem(log, spec.function)) {
       result->diagnostics += "\nfp4arena: " + spec.function +
                              "() must be defined with exactly this signature:\n" + "  expected (" +

@@ -22,6 +22,13 @@ struct CompileOptions {
   std::vector<std::string> extra_flags;
   /// Wall-clock limit (> 0) for the dependency scan and the compile together.
   double timeout_seconds = 300;
+  /// Address space (RLIMIT_AS) each program nvcc starts may use; 0: no limit. A
+  /// preprocessor or template bomb fails with "out of memory" instead of exhausting the
+  /// machine. The solutions in solutions/ compile in under 512 MiB.
+  uint64_t memory_limit_bytes = uint64_t(8) << 30;
+  /// The largest file (RLIMIT_FSIZE) any of them may write; 0: no limit. Intermediate files
+  /// and the object are far smaller; this bounds what a bomb can put on disk.
+  uint64_t file_size_limit_bytes = uint64_t(4) << 30;
 };
 
 /// A header the solution reads (outside the system folders), hashed into the cache key.

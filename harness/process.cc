@@ -1,8 +1,10 @@
 #include "harness/process.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,6 +16,8 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 namespace fp4arena {
 
@@ -21,10 +25,11 @@ namespace {
 
 // One implementation for both entry points; a limit <= 0 means none (and no process group
 // of its own, so that Ctrl-C at a terminal still reaches the child).
-int run_child(const std::vector<std::string>& argv, double timeout_seconds, std::string* output,
+int run_child(const std::vector<std::string>& argv, const ChildLimits& limits, std::string* output,
               bool* timed_out) {
   output->clear();
   if (timed_out) *timed_out = false;
+  const double timeout_seconds = limits.timeout_seconds;
   const bool limited = timeout_seconds > 0;
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) {
@@ -42,6 +47,22 @@ int run_child(const std::vector<std::string>& argv, double timeout_seconds, std:
     if (limited) setpgid(0, 0);
     dup2(fds[1], 1);
     dup2(fds[1], 2);
+    for (auto [resource, bytes] :
+         {std::pair<int, uint64_t>{RLIMIT_AS, limits.address_space_bytes},
+          std::pair<int, uint64_t>{RLIMIT_FSIZE, limits.file_size_bytes}}) {
+      if (bytes == 0) continue;
+      struct rlimit rl;
+      if (getrlimit(resource, &rl) != 0) continue;
+      // Never above the hard limit the judge itself runs under.
+      rlim_t want = static_cast<rlim_t>(bytes);
+      if (rl.rlim_max != RLIM_INFINITY && want > rl.rlim_max) want = rl.rlim_max;
+      rl.rlim_cur = want;
+      rl.rlim_max = want;
+      if (setrlimit(resource, &rl) != 0) {
+        dprintf(2, "cannot limit the resources of %s: %s\n", argv[0].c_str(), std::strerror(errno));
+        _exit(127);
+      }
+    }
     std::vector<char*> args;
     for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
@@ -54,6 +75,7 @@ int run_child(const std::vector<std::string>& argv, double timeout_seconds, std:
   close(fds[1]);
   auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_seconds);
   bool killed = false;
+  size_t dropped = 0;  // output bytes past kMaxCapturedOutput
   char buf[8192];
   for (;;) {
     if (limited) {
@@ -71,7 +93,9 @@ int run_child(const std::vector<std::string>& argv, double timeout_seconds, std:
     }
     ssize_t n = read(fds[0], buf, sizeof buf);
     if (n > 0) {
-      output->append(buf, static_cast<size_t>(n));
+      size_t room = kMaxCapturedOutput - std::min(output->size(), kMaxCapturedOutput);
+      output->append(buf, std::min(room, static_cast<size_t>(n)));
+      dropped += static_cast<size_t>(n) - std::min(room, static_cast<size_t>(n));
     } else if (n < 0 && errno == EINTR) {
       continue;
     } else {
@@ -79,6 +103,10 @@ int run_child(const std::vector<std::string>& argv, double timeout_seconds, std:
     }
   }
   close(fds[0]);
+  if (dropped > 0) {
+    *output += "\n[" + std::to_string(dropped) + " more bytes of output left out: at most " +
+               std::to_string(kMaxCapturedOutput >> 20) + " MiB are kept]\n";
+  }
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
@@ -94,12 +122,19 @@ int run_child(const std::vector<std::string>& argv, double timeout_seconds, std:
 }  // namespace
 
 int run_capture(const std::vector<std::string>& argv, std::string* output) {
-  return run_child(argv, 0, output, nullptr);
+  return run_child(argv, ChildLimits{}, output, nullptr);
 }
 
 int run_capture_with_timeout(const std::vector<std::string>& argv, double timeout_seconds,
                              std::string* output, bool* timed_out) {
-  return run_child(argv, timeout_seconds, output, timed_out);
+  ChildLimits limits;
+  limits.timeout_seconds = timeout_seconds;
+  return run_child(argv, limits, output, timed_out);
+}
+
+int run_capture_limited(const std::vector<std::string>& argv, const ChildLimits& limits,
+                        std::string* output, bool* timed_out) {
+  return run_child(argv, limits, output, timed_out);
 }
 
 std::string self_exe_dir() {
@@ -164,6 +199,55 @@ bool make_dirs(const std::string& path, std::string* err) {
     }
   }
   return true;
+}
+
+std::string make_private_dir(const std::string& parent, const std::string& prefix,
+                             std::string* err) {
+  std::string pattern = parent + "/" + prefix + "XXXXXX";
+  std::vector<char> buf(pattern.begin(), pattern.end());
+  buf.push_back('\0');
+  if (!mkdtemp(buf.data())) {
+    *err = pattern + ": cannot create a private folder: " + std::strerror(errno);
+    return "";
+  }
+  return buf.data();
+}
+
+namespace {
+
+// Removes the entry `name` of the folder open as `parent_fd`; `depth` folders deep.
+bool remove_entry(int parent_fd, const char* name, int depth) {
+  struct stat st;
+  if (fstatat(parent_fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) return errno == ENOENT;
+  if (!S_ISDIR(st.st_mode)) return unlinkat(parent_fd, name, 0) == 0 || errno == ENOENT;
+  if (depth > 256) return false;
+  // Entries of a folder can be listed and removed only when it is readable, writable and
+  // searchable: make it so (it is ours; the name is not a link, as checked above).
+  if ((st.st_mode & S_IRWXU) != S_IRWXU) fchmodat(parent_fd, name, S_IRWXU, 0);
+  int fd = openat(parent_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return false;
+  std::vector<std::string> names;
+  int list_fd = dup(fd);
+  if (DIR* d = list_fd >= 0 ? fdopendir(list_fd) : nullptr) {
+    while (dirent* e = readdir(d)) {
+      std::string n = e->d_name;
+      if (n != "." && n != "..") names.push_back(n);
+    }
+    closedir(d);
+  } else if (list_fd >= 0) {
+    close(list_fd);
+  }
+  bool ok = true;
+  for (const std::string& n : names) ok = remove_entry(fd, n.c_str(), depth + 1) && ok;
+  close(fd);
+  return unlinkat(parent_fd, name, AT_REMOVEDIR) == 0 && ok;
+}
+
+}  // namespace
+
+bool remove_tree(const std::string& path) {
+  if (path.empty()) return true;
+  return remove_entry(AT_FDCWD, path.c_str(), 0);
 }
 
 }  // namespace fp4arena

@@ -1,6 +1,8 @@
 // Running a child program and capturing its output, with no shell in between.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -16,6 +18,33 @@ int run_capture(const std::vector<std::string>& argv, std::string* output);
 /// SIGKILL, *timed_out is set and 128+SIGKILL is returned; *output holds what came before.
 int run_capture_with_timeout(const std::vector<std::string>& argv, double timeout_seconds,
                              std::string* output, bool* timed_out);
+
+/// What a child program (and every program it starts) may use; 0 means no limit.
+struct ChildLimits {
+  double timeout_seconds = 0;        ///< wall clock, as run_capture_with_timeout
+  uint64_t address_space_bytes = 0;  ///< RLIMIT_AS, per process: allocations past it fail
+  uint64_t file_size_bytes = 0;      ///< RLIMIT_FSIZE: writing past it kills with SIGXFSZ
+};
+
+/// As run_capture_with_timeout, with the resource limits of `limits` set in the child
+/// before it starts the program.
+int run_capture_limited(const std::vector<std::string>& argv, const ChildLimits& limits,
+                        std::string* output, bool* timed_out);
+
+/// The run_capture functions keep at most this much of a child's output (the start of it,
+/// then one line saying how much was left out); the rest is read and dropped, so a child
+/// that prints without end costs the caller no memory.
+constexpr size_t kMaxCapturedOutput = size_t(16) << 20;
+
+/// Makes a fresh folder `parent`/`prefix`XXXXXX (mode 0700, mkdtemp) and returns its path;
+/// empty + *err on failure.
+std::string make_private_dir(const std::string& parent, const std::string& prefix,
+                             std::string* err);
+
+/// Removes `path` and everything beneath it without ever following a symbolic link (a link
+/// is removed, never what it names), making folders writable where needed. False when
+/// something could not be removed (or the tree is deeper than 256 levels).
+bool remove_tree(const std::string& path);
 
 /// The directory holding the running executable (from /proc/self/exe).
 std::string self_exe_dir();

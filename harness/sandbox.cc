@@ -1,7 +1,10 @@
 #include "harness/sandbox.h"
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
+#include <linux/landlock.h>
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <sys/prctl.h>
@@ -14,6 +17,28 @@
 #include <cstdint>
 #include <cstring>
 #include <vector>
+
+// Landlock's system calls have the same numbers on every architecture; older C library
+// headers may lack their names.
+#ifndef SYS_landlock_create_ruleset
+#define SYS_landlock_create_ruleset 444
+#endif
+#ifndef SYS_landlock_add_rule
+#define SYS_landlock_add_rule 445
+#endif
+#ifndef SYS_landlock_restrict_self
+#define SYS_landlock_restrict_self 446
+#endif
+// Rights newer than some installed <linux/landlock.h> (the kernel's ABI decides which are used).
+#ifndef LANDLOCK_ACCESS_FS_REFER
+#define LANDLOCK_ACCESS_FS_REFER (1ULL << 13)
+#endif
+#ifndef LANDLOCK_ACCESS_FS_TRUNCATE
+#define LANDLOCK_ACCESS_FS_TRUNCATE (1ULL << 14)
+#endif
+#ifndef LANDLOCK_ACCESS_FS_IOCTL_DEV
+#define LANDLOCK_ACCESS_FS_IOCTL_DEV (1ULL << 15)
+#endif
 
 namespace fp4arena {
 namespace {
@@ -38,11 +63,117 @@ sock_filter jump(uint16_t code, uint32_t k, uint8_t jt, uint8_t jf) {
   return BPF_JUMP(code, k, jt, jf);
 }
 
+// Every right to change the file system that Landlock ABI `abi` knows.
+uint64_t write_rights(long abi) {
+  uint64_t r = LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_REMOVE_DIR |
+               LANDLOCK_ACCESS_FS_REMOVE_FILE | LANDLOCK_ACCESS_FS_MAKE_CHAR |
+               LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG |
+               LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO |
+               LANDLOCK_ACCESS_FS_MAKE_BLOCK | LANDLOCK_ACCESS_FS_MAKE_SYM;
+  if (abi >= 2) r |= LANDLOCK_ACCESS_FS_REFER;
+  if (abi >= 3) r |= LANDLOCK_ACCESS_FS_TRUNCATE;
+  if (abi >= 5) r |= LANDLOCK_ACCESS_FS_IOCTL_DEV;
+  return r;
+}
+
+// Threads of this process, or 0 when /proc cannot tell.
+int thread_count() {
+  DIR* d = opendir("/proc/self/task");
+  if (!d) return 0;
+  int n = 0;
+  while (dirent* e = readdir(d)) n += e->d_name[0] != '.';
+  closedir(d);
+  return n;
+}
+
+// Allows `rights` beneath `path` in the ruleset `ruleset_fd`.
+bool allow_beneath(int ruleset_fd, const std::string& path, uint64_t rights, std::string* err) {
+  int fd = open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) {
+    *err = "landlock: cannot open " + path + ": " + std::strerror(errno);
+    return false;
+  }
+  landlock_path_beneath_attr rule{};
+  rule.allowed_access = rights;
+  rule.parent_fd = fd;
+  long rc = syscall(SYS_landlock_add_rule, ruleset_fd, LANDLOCK_RULE_PATH_BENEATH, &rule, 0);
+  int saved = errno;
+  close(fd);
+  if (rc != 0) {
+    *err = "landlock_add_rule(" + path + "): " + std::strerror(saved);
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
+
+int landlock_abi() {
+  long abi = syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION);
+  return abi < 1 ? 0 : static_cast<int>(abi);
+}
+
+bool restrict_file_writes(const std::string& writable_dir, std::string* description,
+                          std::string* err) {
+  long abi = syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION);
+  if (abi < 1) {
+    if (errno == ENOSYS) {
+      *description = "landlock unavailable (not in this kernel)";
+    } else if (errno == EOPNOTSUPP) {
+      *description = "landlock unavailable (disabled in this kernel)";
+    } else {
+      *description = std::string("landlock unavailable (") + std::strerror(errno) + ")";
+    }
+    return true;
+  }
+  // Threads that already run would keep every right: refuse rather than claim a restriction
+  // that does not hold.
+  int threads = thread_count();
+  if (threads > 1) {
+    *err = "landlock: the process already runs " + std::to_string(threads) +
+           " threads; file writes must be restricted while it has one";
+    return false;
+  }
+  const uint64_t handled = write_rights(abi);
+  landlock_ruleset_attr attr{};
+  attr.handled_access_fs = handled;
+  int ruleset = static_cast<int>(syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0));
+  if (ruleset < 0) {
+    *err = std::string("landlock_create_ruleset: ") + std::strerror(errno);
+    return false;
+  }
+  // Device files: write, truncate and ioctl on what exists (never new nodes or files).
+  const uint64_t dev_rights =
+      handled &
+      (LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_TRUNCATE | LANDLOCK_ACCESS_FS_IOCTL_DEV);
+  // /proc: writing existing files only. cuInit() names the threads it starts by writing
+  // /proc/<pid>/task/<tid>/comm and fails (error 304) if it cannot. The rule must be on /proc
+  // itself: a rule binds an inode, and procfs may make a new one for /proc/<pid> at any
+  // lookup. Beyond the process's own files this allows little: Landlock refuses ptrace
+  // access (/proc/<pid>/mem, fd/ and the like) to every process outside the domain, a file
+  // reached through a /proc/*/fd link is checked at its real path, and /proc/sys is root's.
+  bool ok = allow_beneath(ruleset, "/dev", dev_rights, err) &&
+            allow_beneath(ruleset, "/proc", LANDLOCK_ACCESS_FS_WRITE_FILE, err) &&
+            (writable_dir.empty() || allow_beneath(ruleset, writable_dir, handled, err));
+  if (ok && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
+    *err = std::string("prctl(PR_SET_NO_NEW_PRIVS): ") + std::strerror(errno);
+    ok = false;
+  }
+  if (ok && syscall(SYS_landlock_restrict_self, ruleset, 0) != 0) {
+    *err = std::string("landlock_restrict_self: ") + std::strerror(errno);
+    ok = false;
+  }
+  close(ruleset);
+  if (!ok) return false;
+  *description = "landlock ABI " + std::to_string(abi) + " (file writes only " +
+                 (writable_dir.empty() ? std::string() : "under " + writable_dir + ", ") +
+                 "to devices under /dev and to /proc)";
+  return true;
+}
 
 bool apply_worker_sandbox(std::string* description, std::string* err) {
   if (kArch == 0) {
-    *description = "none (no seccomp filter for this architecture)";
+    *description = "no seccomp (no filter for this architecture)";
     return true;
   }
   const uint32_t kErrno = SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA);
@@ -94,8 +225,7 @@ bool apply_worker_sandbox(std::string* description, std::string* err) {
     *err = std::string("seccomp(SECCOMP_SET_MODE_FILTER): ") + std::strerror(errno);
     return false;
   }
-  *description =
-      "seccomp: no exec, fork or new processes, ptrace, process_vm_*, or non-AF_UNIX sockets";
+  *description = "seccomp (no exec, fork or new processes, ptrace, process_vm_*, network sockets)";
   return true;
 }
 

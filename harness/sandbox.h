@@ -1,15 +1,46 @@
-// The worker's sandbox: after CUDA is initialised and before the solution is loaded, a
-// seccomp filter makes the process unable to start programs or processes, trace or read
-// other processes, or open network sockets. Raw seccomp BPF (no library), x86-64 and
-// aarch64.
+// The worker's sandbox, in two steps:
+//
+// 1. restrict_file_writes() (Landlock), while the worker still has one thread, before CUDA
+//    starts: from then on the process may change the file system only inside its private
+//    folder, plus write to existing files under /dev (devices) and /proc. Reading stays
+//    allowed.
+// 2. apply_worker_sandbox() (seccomp), after CUDA is initialised and before the solution is
+//    loaded: no programs or processes started, no tracing or reading of other processes, no
+//    network sockets.
+//
+// Raw system calls (no library), x86-64 and aarch64.
 #pragma once
 
 #include <string>
 
 namespace fp4arena {
 
-/// Installs the filter (and PR_SET_NO_NEW_PRIVS) on the calling process and all threads it
-/// starts later. Refused with EPERM: execve, execveat, fork, vfork, clone without
+/// The running kernel's Landlock ABI version, 0 when it has no Landlock (or it is disabled).
+int landlock_abi();
+
+/// Landlock binds the calling thread and the threads and processes it starts later, never
+/// threads that already run (before Linux's TSYNC flag, ABI 8): so this must run while the
+/// process has one thread. From then on, every right to change the file system (write or
+/// truncate a file, create, remove, rename or link anything, make folders, device nodes,
+/// FIFOs, sockets or symbolic links, ioctl on devices) is refused with EACCES except under
+/// `writable_dir` (all of them), under /dev (write, truncate and ioctl on existing files
+/// only: CUDA's driver opens /dev/nvidia* read-write) and under /proc (writing existing
+/// files only: cuInit() names its threads through /proc/<pid>/task/<tid>/comm). Rights the
+/// running kernel's Landlock ABI lacks are left out (REFER needs ABI 2, TRUNCATE 3,
+/// IOCTL_DEV 5). Reading and mapping files stay allowed everywhere. `writable_dir` may be
+/// empty (then only /dev and /proc).
+///
+/// Sets PR_SET_NO_NEW_PRIVS (Landlock needs it). Where the kernel has no Landlock (or it is
+/// disabled) nothing is restricted, the call still succeeds, and *description says so
+/// ("landlock unavailable (not in this kernel)"); otherwise *description is e.g. "landlock
+/// ABI 7 (file writes only under DIR, to devices under /dev and to /proc)". False with *err
+/// when the process already runs more than one thread, or the kernel refused the rules
+/// (e.g. `writable_dir` does not exist).
+bool restrict_file_writes(const std::string& writable_dir, std::string* description,
+                          std::string* err);
+
+/// Installs the seccomp filter (and PR_SET_NO_NEW_PRIVS) on the calling process and all threads
+/// it starts later. Refused with EPERM: execve, execveat, fork, vfork, clone without
 /// CLONE_THREAD (a new process), ptrace, process_vm_readv, process_vm_writev, and socket()
 /// for any family but AF_UNIX; clone3 gets ENOSYS (its flags cannot be inspected; the C
 /// library falls back to clone). Threads stay allowed. Returns a one-line description of

@@ -9,10 +9,13 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <thread>
 #include <vector>
+
+#include "harness/process.h"
 
 namespace fp4arena {
 namespace {
@@ -90,6 +93,20 @@ std::unique_ptr<WorkerProcess> WorkerProcess::start(const WorkerOptions& opts, s
         std::string("--device"), device}) {
     argv_s.push_back(a);
   }
+  // A sandboxed worker may change files only in a private folder, made here (the worker may
+  // be killed at any time: the judge removes it with the worker). Under a tool, none: the
+  // tool writes where it was told to.
+  if (opts.wrapper.empty()) {
+    const char* tmp = std::getenv("TMPDIR");
+    w->private_dir_ = make_private_dir(tmp && *tmp ? tmp : "/tmp", "fp4arena-worker-", err);
+    if (w->private_dir_.empty()) {
+      close(sv[0]);
+      close(sv[1]);
+      return nullptr;
+    }
+    argv_s.push_back("--tmp");
+    argv_s.push_back(w->private_dir_);
+  }
   std::vector<char*> argv;
   for (auto& a : argv_s) argv.push_back(&a[0]);
   argv.push_back(nullptr);
@@ -114,6 +131,10 @@ std::unique_ptr<WorkerProcess> WorkerProcess::start(const WorkerOptions& opts, s
     // refuses; otherwise the sandbox is always on, whatever the judge's environment says.
     if (opts.wrapper.empty()) {
       unsetenv("FP4ARENA_NO_SANDBOX");
+      // Temporary files, and CUDA's JIT cache (a cache shared with other runs could be
+      // poisoned), go to the private folder.
+      setenv("TMPDIR", w->private_dir_.c_str(), 1);
+      setenv("CUDA_CACHE_PATH", (w->private_dir_ + "/cuda-cache").c_str(), 1);
     } else {
       setenv("FP4ARENA_NO_SANDBOX", "1", 1);
     }
@@ -172,6 +193,11 @@ void WorkerProcess::kill_all() {
     pid_ = -1;
   }
   reap_orphans();
+  // Nothing of the worker runs any more: its private folder goes.
+  if (!private_dir_.empty()) {
+    remove_tree(private_dir_);
+    private_dir_.clear();
+  }
 }
 
 CallReply WorkerProcess::reap_after_close() {

@@ -47,13 +47,17 @@ class WorkerProcess {
   pid_t pid() const { return pid_; }
   /// What the worker's sandbox enforces, as it said before any user code was loaded.
   const std::string& sandbox() const { return sandbox_; }
+  /// The only folder where the sandboxed worker may create or change files (its TMPDIR);
+  /// removed with the worker. Empty under a tool (no sandbox).
+  const std::string& private_dir() const { return private_dir_; }
   bool alive() const { return pid_ > 0; }
 
   /// Sends one call request and waits up to `timeout_seconds` for its reply. On any outcome
   /// but kOk the worker is gone afterwards (killed and reaped) and must be restarted.
   CallReply call(const nlohmann::json& request, double timeout_seconds);
 
-  /// Kills the worker's whole process group and every other process it left behind.
+  /// Kills the worker's whole process group and every other process it left behind, and
+  /// removes its private folder.
   void kill_all();
 
  private:
@@ -66,6 +70,7 @@ class WorkerProcess {
   int sock_ = -1;
   pid_t pid_ = -1;
   std::string sandbox_;
+  std::string private_dir_;
 };
 
 /// Kills and reaps every child process of the judge (processes of killed workers that

@@ -5,7 +5,9 @@
 // check is made by the judge on what comes back.
 //
 // Usage (started by the judge only):
-//   fp4arena_worker --so FILE --shm-bytes N --device D   (fd 3: socket, fd 4: memfd)
+//   fp4arena_worker --so FILE --shm-bytes N --device D [--tmp DIR]   (fd 3: socket, fd 4: memfd)
+// DIR: the worker's private folder, made and removed by the judge; the only place the
+// sandboxed worker may create or change files.
 //
 // Requests, one reply each: "empty" (a timed call of nothing: the judge calibrates the
 // overhead of its own clock on these before any user code is loaded), "load" (dlopen the
@@ -248,13 +250,15 @@ struct Worker {
 
 int main(int argc, char** argv) {
   using namespace fp4arena;
-  std::string so;
+  std::string so, private_dir;
   size_t shm_bytes = 0;
   int device = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string k = argv[i];
     if (k == "--so") {
       so = argv[i + 1];
+    } else if (k == "--tmp") {
+      private_dir = argv[i + 1];
     } else if (k == "--shm-bytes") {
       shm_bytes = std::strtoull(argv[i + 1], nullptr, 10);
     } else if (k == "--device") {
@@ -265,14 +269,26 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "fp4arena_worker is started by run_challenge, not by hand\n");
     return 2;
   }
+  // The sandbox (harness/sandbox.h). Under a tool (compute-sanitizer, ncu:
+  // FP4ARENA_NO_SANDBOX set by the judge) it stays off.
+  const bool sandboxed = !std::getenv("FP4ARENA_NO_SANDBOX");
+  std::string err, files = "off", sandbox = "off (under a profiling or checking tool)";
+  // Landlock first, while this is the only thread: it binds only the threads started after
+  // it, and CUDA starts helper threads (host-function callbacks run on one) that user code
+  // could reach. CUDA itself then starts under it: it writes to /dev/nvidia*, to /proc (its
+  // threads' names) and to its JIT cache, which the judge points into the private folder
+  // (all three allowed). PR_SET_NO_NEW_PRIVS is set here too, so CUDA could not create
+  // missing device files through the set-uid nvidia-modprobe; the judge has initialised CUDA
+  // before, so they exist.
+  if (sandboxed && !restrict_file_writes(private_dir, &files, &err)) {
+    fatal("cannot restrict file writes: " + err);
+  }
   Worker w;
   w.setup(shm_bytes, device);
-  std::string err;
-  // The sandbox goes on after CUDA is up and before any user code is loaded. Under a tool
-  // (compute-sanitizer, ncu: FP4ARENA_NO_SANDBOX set by the judge) it stays off.
-  std::string sandbox = "off (under a profiling or checking tool)";
-  if (!std::getenv("FP4ARENA_NO_SANDBOX") && !apply_worker_sandbox(&sandbox, &err)) {
-    fatal("cannot install the sandbox: " + err);
+  // seccomp after CUDA is up and before any user code is loaded; it covers every thread.
+  if (sandboxed) {
+    if (!apply_worker_sandbox(&sandbox, &err)) fatal("cannot install the sandbox: " + err);
+    sandbox += "; " + files;
   }
   if (!send_message(
           kWorkerSocketFd,

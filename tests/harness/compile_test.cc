@@ -2,6 +2,8 @@
 #include "harness/compile.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -310,6 +312,51 @@ TEST_F(Compile, TheTimeLimitCoversTheIncludeFolderQuery) {
                          "compile time limit of 2 s");
 }
 
+// The peak resident memory of this process so far, in bytes.
+uint64_t peak_rss_bytes() {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return uint64_t(ru.ru_maxrss) * 1024;
+}
+
+TEST_F(Compile, APreprocessorBombRunsOutOfMemoryNotTheMachine) {
+  // 2^32 tokens built in memory by the preprocessor: with 1 GiB of address space per program
+  // it fails within seconds, and says which limit it hit.
+  opts_.memory_limit_bytes = uint64_t(1) << 30;
+  opts_.timeout_seconds = 240;
+  const uint64_t rss_before = peak_rss_bytes();
+  auto t0 = std::chrono::steady_clock::now();
+  CompileResult r = compile(source_dir() + "/tests/solutions/adversarial/preprocessor_bomb.cu");
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_FALSE(r.ok);
+  EXPECT_FALSE(r.timed_out) << s << " s";
+  EXPECT_NE(r.diagnostics.find("fp4arena: a compiler step ran out of memory: nvcc and every "
+                               "program it starts may use at most 1 GiB of address space"),
+            std::string::npos)
+      << r.diagnostics.substr(0, 4000);
+  EXPECT_LT(peak_rss_bytes() - rss_before, uint64_t(256) << 20) << "the judge itself grew";
+}
+
+TEST_F(Compile, APreprocessorBombStopsWithinTheTimeLimit) {
+  // With the default memory limit (8 GiB) the time limit usually comes first; whichever
+  // defense triggers, the compile stops in time and says which.
+  opts_.timeout_seconds = 3;
+  const uint64_t rss_before = peak_rss_bytes();
+  auto t0 = std::chrono::steady_clock::now();
+  CompileResult r = compile(source_dir() + "/tests/solutions/adversarial/preprocessor_bomb.cu");
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_FALSE(r.ok);
+  EXPECT_LT(s, 3 + 5.0);
+  if (r.timed_out) {
+    EXPECT_NE(r.diagnostics.find("ran past the compile time limit of 3 s"), std::string::npos)
+        << r.diagnostics.substr(0, 4000);
+  } else {
+    EXPECT_NE(r.diagnostics.find("may use at most 8 GiB of address space"), std::string::npos)
+        << r.diagnostics.substr(0, 4000);
+  }
+  EXPECT_LT(peak_rss_bytes() - rss_before, uint64_t(256) << 20) << "the judge itself grew";
+}
+
 TEST_F(Compile, ASourceWithA200KiBLineIsHandled) {
   // A wrong signature after one very long line: the diagnostics, the signature finder and
   // the dependency scan all read it.
@@ -610,6 +657,45 @@ TEST(CompileHelpers, RunWithTimeoutKillsTheWholeProcessGroup) {
   EXPECT_FALSE(timed_out);
   EXPECT_EQ(status, 3);
   EXPECT_EQ(out, "fine\n");
+}
+
+TEST(CompileHelpers, ChildLimitsReachTheChildAndWhatItStarts) {
+  std::string out;
+  bool timed_out = false;
+  ChildLimits limits;
+  limits.timeout_seconds = 30;
+  limits.address_space_bytes = uint64_t(1) << 30;
+  limits.file_size_bytes = uint64_t(1) << 20;
+  // ulimit -v reports KiB; the shell's child inherits the limit.
+  EXPECT_EQ(run_capture_limited({"sh", "-c", "sh -c 'ulimit -v'"}, limits, &out, &timed_out), 0);
+  EXPECT_EQ(out, "1048576\n");
+  // A file written past the size limit: the writer dies of SIGXFSZ, the file stops at 1 MiB.
+  std::string dir = binary_dir() + "/test-child-limits-" + std::to_string(getpid());
+  std::string err;
+  ASSERT_TRUE(make_dirs(dir, &err)) << err;
+  int status = run_capture_limited({"sh", "-c", "head -c 3000000 /dev/zero > " + dir + "/big"},
+                                   limits, &out, &timed_out);
+  EXPECT_EQ(status, 128 + SIGXFSZ) << out;
+  struct stat st;
+  ASSERT_EQ(stat((dir + "/big").c_str(), &st), 0);
+  EXPECT_EQ(st.st_size, 1 << 20);
+  EXPECT_TRUE(remove_tree(dir));
+}
+
+TEST(CompileHelpers, CapturedOutputIsCapped) {
+  // A child that prints 40 MiB: the caller keeps the first 16 MiB and a line about the rest,
+  // and the child still runs to its end (its exit status comes back).
+  std::string out;
+  bool timed_out = false;
+  int status = run_capture_with_timeout({"sh", "-c", "head -c 41943040 /dev/zero; exit 7"}, 60,
+                                        &out, &timed_out);
+  EXPECT_EQ(status, 7);
+  EXPECT_FALSE(timed_out);
+  EXPECT_LT(out.size(), kMaxCapturedOutput + 200);
+  EXPECT_EQ(out.find('\0'), 0u);
+  EXPECT_NE(out.find("[25165824 more bytes of output left out: at most 16 MiB are kept]"),
+            std::string::npos)
+      << out.substr(kMaxCapturedOutput);
 }
 
 }  // namespace

@@ -223,8 +223,9 @@ std::vector<Cheat> cheats() {
        kFailed,
        {{"example", "wrong_answer", {kOutside}, {"never written", "NaN/Inf"}},
         {"tails_77x135x48", "wrong_answer", {kOutside}, {"never written", "NaN/Inf"}}}},
-      // A load-time constructor halves every time the worker measures (GOT patch of
-      // cudaEventElapsedTime). Tests pass (the answers are right, and a halved time is still
+      // A load-time constructor halves every time the worker measures (it overwrites the
+      // start of the worker's static cudaEventElapsedTime with a jump; a GOT patch where the
+      // runtime is dynamic). Tests pass (the answers are right, and a halved time is still
       // inside the judge's round trip); the benchmark's median falls below what the judge's
       // own clock allows.
       {"forge_event_time",
@@ -233,8 +234,9 @@ std::vector<Cheat> cheats() {
        kFailed,
        {{"example", "passed", {}, {}},
         {"rev1", "timing_mismatch", {"below what the judge's clock allows"}, {}}}},
-      // Socket, fork and exec from inside solve(): the sandbox refuses all three; the fixture
-      // writes a NaN (wrong_answer) if any got through.
+      // Socket, fork, exec and files written outside the private folder, from inside solve():
+      // the sandbox refuses them all; the fixture writes a NaN (wrong_answer) if any got
+      // through, or if its private folder ($TMPDIR) is not writable.
       // (Exit 1 only because a run of tests alone has no score.)
       {"escape_sandbox",
        adversarial("escape_sandbox"),

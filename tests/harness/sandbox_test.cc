@@ -1,14 +1,25 @@
-// The worker's seccomp sandbox, installed in a forked child: network sockets, new processes
-// and exec are refused; threads and AF_UNIX sockets still work.
+// The worker's sandbox, installed in a forked child: network sockets, new processes and
+// exec are refused; threads and AF_UNIX sockets still work; with Landlock, files change only
+// in the private folder (and devices under /dev). And the judge's side: each worker gets a
+// private folder, removed with it.
 #include "harness/sandbox.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <pthread.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
+#include <functional>
 #include <thread>
+
+#include "harness/process.h"
+#include "harness/worker_client.h"
+#include "tests/test_util.h"
 
 namespace fp4arena {
 namespace {
@@ -54,6 +65,262 @@ TEST(Sandbox, ThreadsAndUnixSocketsStillWork) {
     return 0;
   });
   EXPECT_EQ(r, 0);
+}
+
+using testing_util::binary_dir;
+using testing_util::source_dir;
+
+bool exists(const std::string& path) {
+  struct stat st;
+  return lstat(path.c_str(), &st) == 0;
+}
+
+// Runs `body` in a child that restricted file writes to `writable` (Landlock) and then
+// installed the seccomp filter, as the worker does; the child's exit status is body's result
+// (0 = every expectation held), 100/101 if a step of the sandbox failed.
+int in_landlocked_child(const std::string& writable, const std::function<int()>& body) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    std::string files, seccomp, err;
+    if (!restrict_file_writes(writable, &files, &err)) _exit(100);
+    if (!apply_worker_sandbox(&seccomp, &err)) _exit(101);
+    // The description, where the parent can read it (the private folder is writable).
+    FILE* f = std::fopen((writable + "/description").c_str(), "w");
+    if (!f) _exit(102);
+    std::fputs((seccomp + "; " + files).c_str(), f);
+    std::fclose(f);
+    _exit(body());
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 200 + WTERMSIG(status);
+}
+
+// 0 when `rc` is a failure with EACCES.
+bool refused(int rc) {
+  return rc < 0 && errno == EACCES;
+}
+
+TEST(Sandbox, FileWritesOnlyInThePrivateFolder) {
+  const int abi = landlock_abi();
+  if (abi == 0) GTEST_SKIP() << "this kernel has no Landlock (or it is disabled)";
+  std::string err;
+  const std::string priv = make_private_dir(binary_dir(), "sandbox-test-private-", &err);
+  ASSERT_FALSE(priv.empty()) << err;
+  const std::string tmp_out = make_private_dir("/tmp", "fp4arena-sandbox-test-", &err);
+  ASSERT_FALSE(tmp_out.empty()) << err;
+  // Outside names in the build folder too: there a refused rename or link is Landlock's
+  // doing, not a move across file systems.
+  const std::string build_out = binary_dir() + "/sandbox-test-escape-" + std::to_string(getpid());
+  const std::string build_moved = build_out + "-moved", build_linked = build_out + "-linked";
+  const std::string existing = tmp_out + "/existing";
+  ASSERT_TRUE(write_file_atomic(existing, "judge's\n", &err)) << err;
+
+  int r = in_landlocked_child(priv, [&]() -> int {
+    // Outside the private folder: nothing may be created, written, truncated or removed.
+    if (!refused(open(build_out.c_str(), O_WRONLY | O_CREAT, 0644))) return 1;
+    if (!refused(open((tmp_out + "/new").c_str(), O_WRONLY | O_CREAT, 0644))) return 2;
+    if (!refused(open(existing.c_str(), O_WRONLY))) return 3;
+    if (!refused(open(existing.c_str(), O_RDWR | O_APPEND))) return 4;
+    if (abi >= 3 && !refused(truncate(existing.c_str(), 0))) return 5;
+    if (!refused(unlink(existing.c_str()))) return 6;
+    if (!refused(mkdir((tmp_out + "/dir").c_str(), 0755))) return 7;
+    if (!refused(symlink("/etc/passwd", (tmp_out + "/link").c_str()))) return 8;
+    if (!refused(mkfifo((tmp_out + "/fifo").c_str(), 0644))) return 9;
+    // Inside it: create, write, read back, rename, make a folder, move, link, remove.
+    const std::string a = priv + "/a", b = priv + "/b", sub = priv + "/sub";
+    int fd = open(a.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0 || write(fd, "xyz", 3) != 3 || close(fd) != 0) return 10;
+    if (rename(a.c_str(), b.c_str()) != 0) return 11;
+    if (mkdir(sub.c_str(), 0755) != 0 || rename(b.c_str(), (sub + "/c").c_str()) != 0) return 12;
+    if (symlink("c", (sub + "/l").c_str()) != 0) return 13;
+    std::string text;
+    if (!read_file(sub + "/l", &text, &err) || text != "xyz") return 14;
+    if (truncate((sub + "/c").c_str(), 1) != 0) return 15;
+    if (unlink((sub + "/l").c_str()) != 0 || unlink((sub + "/c").c_str()) != 0) return 16;
+    if (rmdir(sub.c_str()) != 0) return 17;
+    // Nothing moves out of it either.
+    fd = open(a.c_str(), O_WRONLY | O_CREAT, 0644);
+    if (fd < 0 || close(fd) != 0) return 18;
+    if (rename(a.c_str(), build_moved.c_str()) == 0) return 19;
+    if (link(a.c_str(), build_linked.c_str()) == 0) return 20;
+    // Reading stays allowed everywhere; devices stay writable.
+    if (!read_file(source_dir() + "/CMakeLists.txt", &text, &err) || text.empty()) return 21;
+    if (!read_file(existing, &text, &err) || text != "judge's\n") return 22;
+    FILE* null = std::fopen("/dev/null", "w");  // O_CREAT | O_TRUNC, as fopen does
+    if (!null || std::fputs("dropped", null) < 0 || std::fclose(null) != 0) return 23;
+    // A thread started now is bound too; naming it from here writes
+    // /proc/self/task/<tid>/comm, as cuInit() does for its threads.
+    int thread_result = -1;
+    int gate[2];
+    if (pipe(gate) != 0) return 25;
+    std::thread t([&] {
+      thread_result = refused(open((tmp_out + "/from-thread").c_str(), O_WRONLY | O_CREAT, 0644));
+      char c;
+      (void)!read(gate[0], &c, 1);
+    });
+    int named = pthread_setname_np(t.native_handle(), "sandboxed");
+    (void)!write(gate[1], "x", 1);
+    t.join();
+    if (thread_result != 1) return 24;
+    if (named != 0) return 26;
+    // /proc gives no way out: a file reached through /proc/self/fd is checked where it is.
+    fd = open(existing.c_str(), O_RDONLY);
+    if (fd < 0) return 27;
+    std::string via_proc = "/proc/self/fd/" + std::to_string(fd);
+    if (!refused(open(via_proc.c_str(), O_WRONLY))) return 28;
+    close(fd);
+    return 0;
+  });
+  EXPECT_EQ(r, 0) << "100: Landlock refused; 101: seccomp refused; 1-9, 19, 20, 28: a change "
+                     "outside the private folder worked; 10-18: one inside failed; 21-23: a "
+                     "read or /dev/null failed; 24: a later thread escaped; 26: naming a "
+                     "thread failed";
+  std::string description;
+  EXPECT_TRUE(read_file(priv + "/description", &description, &err)) << err;
+  EXPECT_EQ(description,
+            "seccomp (no exec, fork or new processes, ptrace, process_vm_*, network sockets); "
+            "landlock ABI " +
+                std::to_string(abi) + " (file writes only under " + priv +
+                ", to devices under /dev and to /proc)");
+  for (const char* name : {"new", "dir", "link", "fifo", "from-thread"}) {
+    EXPECT_FALSE(exists(tmp_out + "/" + name)) << name;
+  }
+  for (const std::string& path : {build_out, build_moved, build_linked}) {
+    EXPECT_FALSE(exists(path)) << path;
+  }
+  std::string text;
+  EXPECT_TRUE(read_file(existing, &text, &err) && text == "judge's\n") << text;
+  EXPECT_TRUE(remove_tree(priv));
+  EXPECT_TRUE(remove_tree(tmp_out));
+}
+
+TEST(Sandbox, FileWritesAreRestrictedOnlyWhileSingleThreaded) {
+  // Landlock binds the threads started after it, never those already running: with a second
+  // thread alive the restriction is refused, not claimed.
+  if (landlock_abi() == 0) GTEST_SKIP() << "this kernel has no Landlock (or it is disabled)";
+  pid_t pid = fork();
+  if (pid == 0) {
+    int pipe_fds[2];
+    if (pipe(pipe_fds) != 0) _exit(1);
+    std::thread t([&] {
+      char c;
+      (void)!read(pipe_fds[0], &c, 1);
+    });
+    std::string files, err;
+    bool ok = restrict_file_writes("", &files, &err);
+    (void)!write(pipe_fds[1], "x", 1);
+    t.join();
+    if (ok) _exit(2);
+    _exit(err.find("already runs 2 threads") == std::string::npos ? 3 : 0);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+}
+
+TEST(Sandbox, RestrictingToAMissingFolderIsAnError) {
+  if (landlock_abi() == 0) GTEST_SKIP() << "this kernel has no Landlock (or it is disabled)";
+  pid_t pid = fork();
+  if (pid == 0) {
+    std::string files, err;
+    bool ok = restrict_file_writes("/nonexistent/fp4arena-private", &files, &err);
+    _exit(!ok && err.find("/nonexistent/fp4arena-private") != std::string::npos ? 0 : 1);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+}
+
+TEST(PrivateFolder, RemovedWholeWithoutFollowingLinks) {
+  std::string err;
+  const std::string outside = make_private_dir(binary_dir(), "private-test-outside-", &err);
+  ASSERT_FALSE(outside.empty()) << err;
+  ASSERT_TRUE(write_file_atomic(outside + "/keep", "kept\n", &err)) << err;
+  const std::string priv = make_private_dir(binary_dir(), "private-test-", &err);
+  ASSERT_FALSE(priv.empty()) << err;
+  struct stat st;
+  ASSERT_EQ(stat(priv.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  // What a solution could leave behind: deep folders, a folder it made unreadable and
+  // unwritable, links to the judge's files and folders, a FIFO.
+  std::string deep = priv;
+  for (int i = 0; i < 20; ++i) deep += "/d" + std::to_string(i);
+  ASSERT_TRUE(make_dirs(deep, &err)) << err;
+  ASSERT_TRUE(write_file_atomic(deep + "/f", "x", &err)) << err;
+  ASSERT_TRUE(make_dirs(priv + "/locked/inner", &err)) << err;
+  ASSERT_TRUE(write_file_atomic(priv + "/locked/inner/f", "x", &err)) << err;
+  ASSERT_EQ(chmod((priv + "/locked/inner").c_str(), 0), 0);
+  ASSERT_EQ(chmod((priv + "/locked").c_str(), 0), 0);
+  ASSERT_EQ(symlink((outside + "/keep").c_str(), (priv + "/file-link").c_str()), 0);
+  ASSERT_EQ(symlink(outside.c_str(), (priv + "/dir-link").c_str()), 0);
+  ASSERT_EQ(mkfifo((priv + "/fifo").c_str(), 0600), 0);
+  EXPECT_TRUE(remove_tree(priv));
+  EXPECT_FALSE(exists(priv));
+  std::string text;
+  EXPECT_TRUE(read_file(outside + "/keep", &text, &err) && text == "kept\n") << err;
+  EXPECT_TRUE(remove_tree(outside));
+  EXPECT_FALSE(exists(outside));
+  EXPECT_TRUE(remove_tree(outside)) << "a folder already gone is not an error";
+}
+
+TEST(PrivateFolder, TheJudgeGivesEachWorkerOneAndRemovesIt) {
+  // A stand-in worker reports its arguments and environment, then exits before its hello.
+  std::string err;
+  const std::string dir = make_private_dir(binary_dir(), "private-test-worker-", &err);
+  ASSERT_FALSE(dir.empty()) << err;
+  const std::string report = dir + "/report";
+  ASSERT_TRUE(write_file_atomic(dir + "/worker",
+                                "#!/bin/sh\n{ echo \"$@\"; echo \"TMPDIR=$TMPDIR\"; "
+                                "echo \"CUDA_CACHE_PATH=$CUDA_CACHE_PATH\"; "
+                                "test -d \"$TMPDIR\" && echo made; } > '" +
+                                    report + "'\nexit 3\n",
+                                &err))
+      << err;
+  ASSERT_EQ(chmod((dir + "/worker").c_str(), 0755), 0);
+  WorkerOptions opts;
+  opts.worker_path = dir + "/worker";
+  opts.so_path = dir + "/solution.so";
+  opts.shm_bytes = 4096;
+  opts.start_timeout_seconds = 20;
+  auto w = WorkerProcess::start(opts, &err);
+  EXPECT_EQ(w, nullptr);
+  EXPECT_NE(err.find("exited with status 3"), std::string::npos) << err;
+  std::string text;
+  ASSERT_TRUE(read_file(report, &text, &err)) << err;
+  size_t at = text.find("--tmp ");
+  ASSERT_NE(at, std::string::npos) << text;
+  std::string priv = text.substr(at + 6, text.find('\n', at) - at - 6);
+  EXPECT_NE(priv.find("/fp4arena-worker-"), std::string::npos) << priv;
+  EXPECT_NE(text.find("TMPDIR=" + priv + "\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("CUDA_CACHE_PATH=" + priv + "/cuda-cache\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("made\n"), std::string::npos) << text;
+  EXPECT_FALSE(exists(priv)) << "the private folder outlived its worker";
+  EXPECT_TRUE(remove_tree(dir));
+}
+
+TEST(PrivateFolder, TheRealWorkerGetsPastItsFileRestriction) {
+  // Without a GPU the real worker stops at CUDA's initialisation, which comes after Landlock:
+  // the error must be CUDA's, never the sandbox's. With one it starts, sandboxed.
+  std::string err;
+  WorkerOptions opts;
+  opts.worker_path = testing_util::worker_bin();
+  opts.so_path = binary_dir() + "/nonexistent-solution.so";
+  opts.shm_bytes = 1 << 20;
+  opts.start_timeout_seconds = 60;
+  auto w = WorkerProcess::start(opts, &err);
+  if (!w) {
+    EXPECT_NE(err.find("cannot open CUDA device"), std::string::npos) << err;
+    return;
+  }
+  std::string priv = w->private_dir();
+  EXPECT_TRUE(exists(priv));
+  if (landlock_abi() > 0) {
+    EXPECT_NE(w->sandbox().find("; landlock ABI "), std::string::npos) << w->sandbox();
+    EXPECT_NE(w->sandbox().find(priv), std::string::npos) << w->sandbox();
+  }
+  w.reset();
+  EXPECT_FALSE(exists(priv));
 }
 
 }  // namespace
