@@ -152,7 +152,8 @@ TEST_P(GpuQuantizeSolutions, PassesEveryTest) {
 INSTANTIATE_TEST_SUITE_P(
     Quantize, GpuQuantizeSolutions,
     ::testing::Values(std::make_pair(std::string("nvfp4_quantize"), std::string("naive.cu")),
-                      std::make_pair(std::string("mxfp4_quantize"), std::string("naive.cu"))),
+                      std::make_pair(std::string("mxfp4_quantize"), std::string("naive.cu")),
+                      std::make_pair(std::string("mxfp4_quantize"), std::string("vectorized.cu"))),
     [](const ::testing::TestParamInfo<std::pair<std::string, std::string>>& info) {
       std::string n = info.param.first + "_" + info.param.second;
       for (char& c : n) {
