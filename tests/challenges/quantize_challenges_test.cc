@@ -61,6 +61,21 @@ class QuantizeChallenge : public testing_util::ChallengeTest {
   }
   std::vector<float> input(const ProblemData& d) { return bf16_buffer_values(d.buffers.at("x")); }
 
+  // The worked examples' layout, two rows of two blocks of `block` elements: the scale bytes,
+  // the first four codes of row 0's blocks, row 1's first block all zero, and the first three
+  // codes of row 1's second block.
+  void expect_example(const Expected& e, size_t block, const std::vector<uint8_t>& scales,
+                      const std::vector<int>& row0, const std::vector<int>& row1_block1) {
+    EXPECT_EQ(e.at("scales").bytes, scales);
+    const std::vector<uint8_t>& q = e.at("q").bytes;
+    for (size_t i = 0; i < 4; ++i) {
+      EXPECT_EQ(nibble(q, i), row0[i]) << i;
+      EXPECT_EQ(nibble(q, block + i), row0[4 + i]) << i;
+      EXPECT_EQ(nibble(q, 2 * block + i), 0) << i;
+    }
+    for (size_t i = 0; i < 3; ++i) EXPECT_EQ(nibble(q, 3 * block + i), row1_block1[i]) << i;
+  }
+
   void every_case_is_deterministic_and_within_spec() {
     for (const auto* list : {&spec_.tests, &spec_.benchmarks}) {
       for (const CaseSpec& c : *list) {
@@ -89,6 +104,13 @@ class QuantizeChallenge : public testing_util::ChallengeTest {
 
 class Nvfp4QuantizeChallenge : public QuantizeChallenge {
  protected:
+  // What a solve() that wrote `gs` as its global scale hands Challenge::condition.
+  static std::map<std::string, std::vector<uint8_t>> written_scale(float gs) {
+    std::map<std::string, std::vector<uint8_t>> w;
+    w["global_scale"].resize(4);
+    std::memcpy(w["global_scale"].data(), &gs, 4);
+    return w;
+  }
   Nvfp4QuantizeChallenge() : QuantizeChallenge("nvfp4_quantize") {}
   QuantizedFp4 reference(const ProblemData& d) {
     std::vector<float> x = input(d);
@@ -145,16 +167,8 @@ TEST_F(Nvfp4QuantizeChallenge, WorkedExamplesMatchTheReadme) {
   ProblemData d = gen(find("example"), 1);
   Expected e = oracle_of(d);
   EXPECT_EQ(e["global_scale"].values, std::vector<float>{512.0f});
-  EXPECT_EQ(e["scales"].bytes, (std::vector<uint8_t>{0x7E, 0x68, 0x00, 0x43}));
-  const int row0[8] = {0x7, 0xD, 0x3, 0x1, 0x7, 0xB, 0x4, 0x1};
-  for (int i = 0; i < 4; ++i) {
-    EXPECT_EQ(nibble(e["q"].bytes, size_t(i)), row0[i]) << i;
-    EXPECT_EQ(nibble(e["q"].bytes, size_t(16 + i)), row0[4 + i]) << i;
-    EXPECT_EQ(nibble(e["q"].bytes, size_t(32 + i)), 0) << i;
-  }
-  EXPECT_EQ(nibble(e["q"].bytes, 48), 0x7);
-  EXPECT_EQ(nibble(e["q"].bytes, 49), 0xD);
-  EXPECT_EQ(nibble(e["q"].bytes, 50), 0x3);
+  expect_example(e, 16, {0x7E, 0x68, 0x00, 0x43}, {0x7, 0xD, 0x3, 0x1, 0x7, 0xB, 0x4, 0x1},
+                 {0x7, 0xD, 0x3});
   EXPECT_TRUE(e["q"].tie.empty()) << "no element of the example is near a boundary";
 
   d = gen(find("example_four_over_six"), 2);
@@ -261,11 +275,8 @@ TEST_F(Nvfp4QuantizeChallenge, AGlobalScaleOneUlpOffAcceptsTheMidpointNeighbours
       ASSERT_NE(got, q.packed) << "moving the global scale must move some midpoint";
       Expected ex = oracle_of(d);
       EXPECT_FALSE(judge(d, ex, "q", got).passed) << "before conditioning: exact midpoints";
-      std::map<std::string, std::vector<uint8_t>> written;
-      written["global_scale"].resize(4);
-      std::memcpy(written["global_scale"].data(), &gs, 4);
       std::string err;
-      ASSERT_TRUE(challenge_->condition(d, written, &ex, &err)) << err;
+      ASSERT_TRUE(challenge_->condition(d, written_scale(gs), &ex, &err)) << err;
       OutputReport r = judge(d, ex, "q", got);
       EXPECT_TRUE(r.passed) << r.summary;
       EXPECT_GT(r.ties, 0);
@@ -276,11 +287,8 @@ TEST_F(Nvfp4QuantizeChallenge, AGlobalScaleOneUlpOffAcceptsTheMidpointNeighbours
     Expected ex = oracle_of(d), before = ex;
     for (float gs :
          {q.global_scale, std::nextafter(std::nextafter(q.global_scale, INFINITY), INFINITY)}) {
-      std::map<std::string, std::vector<uint8_t>> written;
-      written["global_scale"].resize(4);
-      std::memcpy(written["global_scale"].data(), &gs, 4);
       std::string err;
-      ASSERT_TRUE(challenge_->condition(d, written, &ex, &err)) << err;
+      ASSERT_TRUE(challenge_->condition(d, written_scale(gs), &ex, &err)) << err;
       EXPECT_EQ(ex["q"].bytes, before["q"].bytes);
       EXPECT_EQ(ex["q"].tie, before["q"].tie);
     }
@@ -353,16 +361,8 @@ TEST_F(Mxfp4QuantizeChallenge, EveryCaseIsDeterministicAndWithinSpec) {
 TEST_F(Mxfp4QuantizeChallenge, WorkedExampleMatchesTheReadme) {
   ProblemData d = gen(find("example"), 1);
   Expected e = oracle_of(d);
-  EXPECT_EQ(e["scales"].bytes, (std::vector<uint8_t>{0x7F, 0x80, 0x00, 0x74}));
-  const int row0[8] = {0x7, 0xC, 0x2, 0x0, 0x6, 0xB, 0x1, 0x4};
-  for (int i = 0; i < 4; ++i) {
-    EXPECT_EQ(nibble(e["q"].bytes, size_t(i)), row0[i]) << i;
-    EXPECT_EQ(nibble(e["q"].bytes, size_t(32 + i)), row0[4 + i]) << i;
-    EXPECT_EQ(nibble(e["q"].bytes, size_t(64 + i)), 0) << i;
-  }
-  EXPECT_EQ(nibble(e["q"].bytes, 96), 0x7);
-  EXPECT_EQ(nibble(e["q"].bytes, 97), 0xC);
-  EXPECT_EQ(nibble(e["q"].bytes, 98), 0x2);
+  expect_example(e, 32, {0x7F, 0x80, 0x00, 0x74}, {0x7, 0xC, 0x2, 0x0, 0x6, 0xB, 0x1, 0x4},
+                 {0x7, 0xC, 0x2});
 }
 
 TEST_F(Mxfp4QuantizeChallenge, MidpointsRejectHalfAwayAndScaleEdgesRejectTheFlooredScale) {
