@@ -112,6 +112,22 @@ class Nvfp4QuantizeChallenge : public QuantizeChallenge {
     return w;
   }
   Nvfp4QuantizeChallenge() : QuantizeChallenge("nvfp4_quantize") {}
+  // A case's inputs (its own seed), their values, and the reference quantizer's answer.
+  struct Quantized {
+    ProblemData d;
+    std::vector<float> x;
+    QuantizedFp4 q;
+    bool rule1 = false;
+  };
+  Quantized quantized(const std::string& name) {
+    Quantized r;
+    const CaseSpec& c = find(name);
+    r.d = gen(c, c.seed);
+    r.x = input(r.d);
+    r.q = reference(r.d);
+    r.rule1 = r.d.scalars.at("rule") == 1.0;
+    return r;
+  }
   QuantizedFp4 reference(const ProblemData& d) {
     std::vector<float> x = input(d);
     return nvfp4_quantize_ref(x.data(), int(d.dims.at("M")), int(d.dims.at("K")),
@@ -183,12 +199,8 @@ TEST_F(Nvfp4QuantizeChallenge, WorkedExamplesMatchTheReadme) {
 TEST_F(Nvfp4QuantizeChallenge, MidpointCasesHavePowerOfTwoScalesAndRejectHalfAwayFromZero) {
   for (const char* name : {"midpoints", "midpoints_four_over_six"}) {
     SCOPED_TRACE(name);
-    const CaseSpec& c = find(name);
-    ProblemData d = gen(c, c.seed);
-    QuantizedFp4 q = reference(d);
-    const bool rule1 = d.scalars.at("rule") == 1.0;
+    auto [d, x, q, rule1] = quantized(name);
     EXPECT_EQ(q.global_scale, rule1 ? 256.0f : 512.0f);
-    const std::vector<float> x = input(d);
     size_t midpoints = 0, ties = 0;
     const size_t blocks = q.scales.size();
     std::vector<uint8_t> half_away = q.packed;
@@ -255,11 +267,7 @@ TEST_F(Nvfp4QuantizeChallenge, ACodeFlippedOffABoundaryFailsAndATiedNeighbourPas
 TEST_F(Nvfp4QuantizeChallenge, AGlobalScaleOneUlpOffAcceptsTheMidpointNeighboursOnItsSide) {
   for (const char* name : {"midpoints", "midpoints_four_over_six"}) {
     SCOPED_TRACE(name);
-    const CaseSpec& c = find(name);
-    ProblemData d = gen(c, c.seed);
-    QuantizedFp4 q = reference(d);
-    const bool rule1 = d.scalars.at("rule") == 1.0;
-    const std::vector<float> x = input(d);
+    auto [d, x, q, rule1] = quantized(name);
     for (int dir : {+1, -1}) {
       SCOPED_TRACE(dir);
       const float gs = std::nextafter(q.global_scale, dir > 0 ? INFINITY : -INFINITY);
@@ -298,10 +306,7 @@ TEST_F(Nvfp4QuantizeChallenge, AGlobalScaleOneUlpOffAcceptsTheMidpointNeighbours
 TEST_F(Nvfp4QuantizeChallenge, SaturateCasesReachPastSixAndZeroScales) {
   for (const char* name : {"saturate", "saturate_four_over_six"}) {
     SCOPED_TRACE(name);
-    const CaseSpec& c = find(name);
-    ProblemData d = gen(c, c.seed);
-    QuantizedFp4 q = reference(d);
-    const std::vector<float> x = input(d);
+    auto [d, x, q, rule1] = quantized(name);
     size_t past_six = 0, zero_scale_blocks = 0;
     for (size_t b = 1; b < q.scales.size(); ++b) {
       const float S = e4m3_decode(q.scales[b]);
@@ -326,10 +331,7 @@ TEST_F(Nvfp4QuantizeChallenge, SaturateCasesReachPastSixAndZeroScales) {
 TEST_F(Nvfp4QuantizeChallenge, SubnormalCasesAreMostlyBf16SubnormalsWithNonzeroCodes) {
   for (const char* name : {"bf16_subnormals", "bf16_subnormals_four_over_six"}) {
     SCOPED_TRACE(name);
-    const CaseSpec& c = find(name);
-    ProblemData d = gen(c, c.seed);
-    QuantizedFp4 q = reference(d);
-    const std::vector<float> x = input(d);
+    auto [d, x, q, rule1] = quantized(name);
     size_t subnormal = 0, coded = 0;
     for (size_t i = 0; i < x.size(); ++i) {
       const bool sub = x[i] != 0.0f && std::fabs(x[i]) < 0x1p-126f;
