@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "challenges/nvfp4_quantize/quantize_inputs.h"
 #include "harness/challenge.h"
 #include "harness/copy_yardstick.h"
 #include "harness/rng.h"
@@ -22,18 +23,9 @@
 namespace fp4arena {
 namespace {
 
+// BF16 bits of the nearest BF16 value (the quantize challenges' codec helpers).
 uint16_t bf16_rne(float f) {
-  uint32_t b;
-  std::memcpy(&b, &f, 4);
-  b += 0x7FFF + ((b >> 16) & 1);
-  return uint16_t(b >> 16);
-}
-
-float bf16_value(uint16_t h) {
-  uint32_t b = uint32_t(h) << 16;
-  float f;
-  std::memcpy(&f, &b, 4);
-  return f;
+  return bf16_bits(bf16_round(f));
 }
 
 class ToyQuantize : public Challenge {
