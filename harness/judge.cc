@@ -890,8 +890,11 @@ nlohmann::json Session::run_benchmark(const CaseSpec& c) {
   // The judge's own clock bounds what the worker reported, over the whole benchmark.
   if (run.ok && last.decision.verdict == Verdict::kPassed && s.samples > 0) {
     // Each timed call's round trip minus the empty round trip made just before it.
+    // The overhead beside the calls, capped by the one calibrated before the solution was
+    // loaded (none under a tool: no calibration there).
     Decision clock = check_benchmark_clock(s.median_ms, wall_median,
-                                           wall_median - summarize(net_wall_ms).median_ms);
+                                           wall_median - summarize(net_wall_ms).median_ms,
+                                           wrapper_.empty() ? overhead_ms_ : 0.0);
     if (clock.verdict != Verdict::kPassed) {
       last.decision = clock;
       run.ok = false;
@@ -917,6 +920,8 @@ nlohmann::json Session::run_benchmark(const CaseSpec& c) {
   j["judge_overhead_ms"] = wall_median - summarize(net_wall_ms).median_ms;
   j["judge_empty_median_ms"] = summarize(empty_ms).median_ms;
   j["judge_start_overhead_ms"] = overhead_ms_;
+  j["judge_overhead_allowed_ms"] = allowed_overhead_ms(
+      wall_median - summarize(net_wall_ms).median_ms, wrapper_.empty() ? overhead_ms_ : 0.0);
   j["worker_go_median_ms"] = summarize(worker_go_ms).median_ms;
   j["synchronising_calls"] = held_too_long;
   const double value = passed ? spec_.metric.value(workload, s.median_ms) : 0;

@@ -113,7 +113,15 @@ Decision decide_verdict(const CallFacts& f) {
   return {Verdict::kPassed, ""};
 }
 
-Decision check_benchmark_clock(double median_event_ms, double median_wall_ms, double overhead_ms) {
+double allowed_overhead_ms(double overhead_ms, double start_overhead_ms) {
+  return start_overhead_ms > 0 ? std::min(overhead_ms, start_overhead_ms + kOverheadCapMs)
+                               : overhead_ms;
+}
+
+Decision check_benchmark_clock(double median_event_ms, double median_wall_ms, double overhead_ms,
+                               double start_overhead_ms) {
+  const double measured_overhead_ms = overhead_ms;
+  overhead_ms = allowed_overhead_ms(overhead_ms, start_overhead_ms);
   if (median_event_ms > median_wall_ms + kClockSlackMs) {
     return {Verdict::kTimingMismatch, "the median reported device time " + fmt3(median_event_ms) +
                                           " ms exceeds the judge's median round trip " +
@@ -126,6 +134,11 @@ Decision check_benchmark_clock(double median_event_ms, double median_wall_ms, do
             "the median reported device time " + fmt3(median_event_ms) +
                 " ms is below what the judge's clock allows: median round trip " +
                 fmt3(median_wall_ms) + " ms - calibrated overhead " + fmt3(overhead_ms) +
+                (overhead_ms < measured_overhead_ms
+                     ? " (the " + fmt3(measured_overhead_ms) +
+                           " ms measured beside the calls, capped at the start calibration + " +
+                           fmt3(kOverheadCapMs) + " ms)"
+                     : std::string()) +
                 " ms - margin " + fmt3(margin) +
                 " ms (forged times, or solve() spends that long on the host or synchronising)"};
   }

@@ -69,6 +69,12 @@ constexpr double kClockSlackMs = 0.02;
 constexpr double kWallMarginMs = 0.05;
 constexpr double kWallMarginFraction = 0.10;
 
+/// The overhead subtracted for a benchmark is measured on empty round trips that the worker
+/// serves after the solution is loaded, so code in the worker could slow them to widen the
+/// allowance. It is therefore capped at the overhead calibrated before the solution was
+/// loaded plus this much (honest runs on an H200: 0.09-0.13 ms above it).
+constexpr double kOverheadCapMs = 0.25;
+
 struct Decision {
   Verdict verdict = Verdict::kPassed;
   std::string reason;
@@ -83,9 +89,15 @@ Decision decide_verdict(const CallFacts& f);
 
 /// The judge's clock against the worker's report over a whole benchmark (medians, in ms):
 /// timing_mismatch when the reported device time is longer than the judge's round trip, or
-/// shorter than the round trip minus the calibrated overhead and the margin above. Passed
+/// shorter than the round trip minus the overhead and the margin above. The overhead is
+/// `overhead_ms` (measured beside each timed call), but at most `start_overhead_ms` (measured
+/// before the solution was loaded) + kOverheadCapMs where `start_overhead_ms` > 0. Passed
 /// otherwise.
-Decision check_benchmark_clock(double median_event_ms, double median_wall_ms, double overhead_ms);
+Decision check_benchmark_clock(double median_event_ms, double median_wall_ms, double overhead_ms,
+                               double start_overhead_ms = 0);
+
+/// The overhead check_benchmark_clock subtracts (see there).
+double allowed_overhead_ms(double overhead_ms, double start_overhead_ms);
 
 /// The score of a run: the geometric mean of the benchmarks' metric values, valid only when
 /// every case passed and no value exceeds the device's physical limit.

@@ -114,6 +114,22 @@ TEST(Verdict, BenchmarkClockBoundsTheReportFromBothSides) {
   EXPECT_EQ(check_benchmark_clock(91.0, 100.0, 0.06).verdict, Verdict::kPassed);
 }
 
+TEST(Verdict, TheOverheadBesideTheCallsIsCappedByTheStartCalibration) {
+  // A solution that slows the worker's empty round trips by 2 ms to hide a halved time: a
+  // 1 ms call reported as 0.5 ms, round trip 1.35 ms, empty trips 2.35 ms beside it.
+  // Uncapped, 1.35 - 2.35 - 0.135 < 0.5 would pass; capped at 0.30 + 0.25 it does not.
+  EXPECT_EQ(check_benchmark_clock(0.5, 1.35, 2.35).verdict, Verdict::kPassed);
+  Decision d = check_benchmark_clock(0.5, 1.35, 2.35, 0.30);
+  EXPECT_EQ(d.verdict, Verdict::kTimingMismatch);
+  EXPECT_NE(d.reason.find("capped at the start calibration"), std::string::npos) << d.reason;
+  // Honest runs: the overhead beside the calls 0.09-0.13 ms above the start calibration.
+  EXPECT_EQ(check_benchmark_clock(0.040, 0.474, 0.434, 0.344).verdict, Verdict::kPassed);
+  EXPECT_EQ(check_benchmark_clock(1.000, 1.510, 0.510, 0.382).verdict, Verdict::kPassed);
+  EXPECT_DOUBLE_EQ(allowed_overhead_ms(0.434, 0.344), 0.434);
+  EXPECT_DOUBLE_EQ(allowed_overhead_ms(2.0, 0.3), 0.55);
+  EXPECT_DOUBLE_EQ(allowed_overhead_ms(2.0, 0.0), 2.0);  // no calibration: no cap
+}
+
 TEST(Score, GeometricMeanWhenEverythingPassed) {
   Score s = compute_score({100, 400}, 10, 10, 1000, "fp16_dense", "TF/s");
   ASSERT_TRUE(s.valid) << s.reason;
