@@ -152,6 +152,7 @@ TEST_P(GpuQuantizeSolutions, PassesEveryTest) {
 INSTANTIATE_TEST_SUITE_P(
     Quantize, GpuQuantizeSolutions,
     ::testing::Values(std::make_pair(std::string("nvfp4_quantize"), std::string("naive.cu")),
+                      std::make_pair(std::string("nvfp4_quantize"), std::string("two_pass.cu")),
                       std::make_pair(std::string("mxfp4_quantize"), std::string("naive.cu")),
                       std::make_pair(std::string("mxfp4_quantize"), std::string("vectorized.cu"))),
     [](const ::testing::TestParamInfo<std::pair<std::string, std::string>>& info) {
