@@ -23,7 +23,8 @@ struct Nvfp4Tensor {
 ///   block scale  = e4m3_encode_rne(block_amax / 6 * global_scale);
 ///   element      = e2m1_encode_rne(x * global_scale / e4m3_decode(block scale)),
 ///                  or code 0 where the decoded block scale is 0.
-/// `cols` must be a positive multiple of 16.
+/// `cols` must be a positive multiple of 16. This is nvfp4_quantize_ref's rule 0
+/// (reference/fp4_quantize.h) without the tie information.
 Nvfp4Tensor nvfp4_quantize(const float* x, int rows, int cols);
 
 /// Dequantizes element (r, c): e2m1(code) * e4m3(scale). The global scale is NOT applied.

@@ -309,15 +309,43 @@ TEST(Fp4QuantizeRule0, HandWorkedBlocks) {
   EXPECT_EQ(d[16 + 2], 1.0f / 256.0f);
 }
 
-TEST(Fp4QuantizeRule0, CodesEqualNvfp4Quantize) {
+// The standard recipe written out plainly, as a second opinion on rule 0 (which
+// nvfp4_quantize in reference/nvfp4.h now wraps).
+Nvfp4Tensor PlainRule0(const std::vector<float>& x, int rows, int cols) {
+  Nvfp4Tensor t;
+  t.rows = rows;
+  t.cols = cols;
+  float amax = 0.0f;
+  for (float v : x) amax = std::max(amax, std::fabs(v));
+  t.global_scale = amax > 0.0f ? 448.0f * 6.0f / amax : 1.0f;
+  t.packed.assign(x.size() / 2, 0);
+  for (size_t blk = 0; blk < x.size() / 16; ++blk) {
+    float bmax = 0.0f;
+    for (int i = 0; i < 16; ++i) bmax = std::max(bmax, std::fabs(x[blk * 16 + i]));
+    const uint8_t code = e4m3_encode_rne(bmax / 6.0f * t.global_scale);
+    t.scales.push_back(code);
+    const float S = e4m3_decode(code);
+    for (int i = 0; i < 16; ++i) {
+      const uint8_t c = S == 0.0f ? 0 : e2m1_encode_rne(x[blk * 16 + i] * t.global_scale / S);
+      t.packed[(blk * 16 + i) / 2] |= static_cast<uint8_t>(c << (i % 2 ? 4 : 0));
+    }
+  }
+  return t;
+}
+
+TEST(Fp4QuantizeRule0, CodesEqualThePlainRecipeAndNvfp4Quantize) {
   std::mt19937 rng(7);
   for (int trial = 0; trial < 20; ++trial) {
     const std::vector<float> x = NaturalTensor(&rng, 8, 128);
     const QuantizedFp4 q = nvfp4_quantize_ref(x.data(), 8, 128, kNvfp4RuleStatic6);
+    const Nvfp4Tensor plain = PlainRule0(x, 8, 128);
+    EXPECT_EQ(q.packed, plain.packed);
+    EXPECT_EQ(q.scales, plain.scales);
+    EXPECT_EQ(q.global_scale, plain.global_scale);
     const Nvfp4Tensor t = nvfp4_quantize(x.data(), 8, 128);
-    EXPECT_EQ(q.packed, t.packed);
-    EXPECT_EQ(q.scales, t.scales);
-    EXPECT_EQ(q.global_scale, t.global_scale);
+    EXPECT_EQ(t.packed, plain.packed);
+    EXPECT_EQ(t.scales, plain.scales);
+    EXPECT_EQ(t.global_scale, plain.global_scale);
   }
 }
 
