@@ -5,12 +5,14 @@
 // within 1 ulp. The acceptable element codes depend on the global scale the solution wrote
 // (one ulp above or below the reference's moves exactly hit midpoints to one side), so
 // condition() picks the matching set after the call.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
 #include "challenges/nvfp4_quantize/quantize_inputs.h"
 #include "harness/challenge.h"
 #include "harness/copy_yardstick.h"
+#include "reference/cpu_gemm.h"
 #include "reference/fp4_quantize.h"
 
 namespace fp4arena {
@@ -40,34 +42,48 @@ bool case_rule(const CaseSpec& c, int64_t* rule, std::string* err) {
 
 // The packed E2M1 output: the reference's codes, a tie wherever `accept` (one 16-bit mask
 // per element) holds more than one code, and as many alternative buffers as the largest set
-// needs (alternative j holds an element's j-th other code, the last one repeated).
+// needs (alternative j holds an element's j-th other code, the last one repeated). Spread
+// over threads by chunks of whole bytes (two elements share one).
 ExpectedOutput codes_expected(const QuantizedFp4& q, const std::vector<uint16_t>& accept) {
   ExpectedOutput e;
   e.bytes = q.packed;
-  const size_t n = accept.size();
+  const size_t n = accept.size(), bytes = q.packed.size();
+  constexpr size_t kChunk = size_t(1) << 16;  // bytes
+  const size_t chunks = (bytes + kChunk - 1) / kChunk;
+  const int threads = cpu_gemm::ResolveThreads(0);
+  std::vector<int> chunk_extra(chunks, 0);
+  cpu_gemm::ParallelFor(threads, chunks, [&](size_t c) {
+    int extra = 0;
+    for (size_t i = 2 * c * kChunk; i < std::min(n, 2 * (c + 1) * kChunk); ++i) {
+      extra = std::max(extra, __builtin_popcount(accept[i]) - 1);
+    }
+    chunk_extra[c] = extra;
+  });
   int extra = 0;
-  for (size_t i = 0; i < n; ++i) extra = std::max(extra, __builtin_popcount(accept[i]) - 1);
+  for (int x : chunk_extra) extra = std::max(extra, x);
   if (extra == 0) return e;
   e.tie.assign(n, 0);
   e.alternatives.assign(size_t(extra), q.packed);
-  for (size_t i = 0; i < n; ++i) {
-    const int own = (q.packed[i / 2] >> (i % 2 ? 4 : 0)) & 0xF;
-    const uint16_t others = uint16_t(accept[i] & ~(1u << own));
-    if (!others) continue;
-    e.tie[i] = 1;
-    int j = 0, last = own;
-    for (int c = 0; c < 16; ++c) {
-      if (!((others >> c) & 1)) continue;
-      last = c;
-      uint8_t& byte = e.alternatives[size_t(j)][i / 2];
-      byte = uint8_t(i % 2 ? (byte & 0x0F) | (c << 4) : (byte & 0xF0) | c);
-      ++j;
+  cpu_gemm::ParallelFor(threads, chunks, [&](size_t c) {
+    for (size_t i = 2 * c * kChunk; i < std::min(n, 2 * (c + 1) * kChunk); ++i) {
+      const int own = (q.packed[i / 2] >> (i % 2 ? 4 : 0)) & 0xF;
+      const uint16_t others = uint16_t(accept[i] & ~(1u << own));
+      if (!others) continue;
+      e.tie[i] = 1;
+      int j = 0, last = own;
+      for (int code = 0; code < 16; ++code) {
+        if (!((others >> code) & 1)) continue;
+        last = code;
+        uint8_t& byte = e.alternatives[size_t(j)][i / 2];
+        byte = uint8_t(i % 2 ? (byte & 0x0F) | (code << 4) : (byte & 0xF0) | code);
+        ++j;
+      }
+      for (; j < extra; ++j) {
+        uint8_t& byte = e.alternatives[size_t(j)][i / 2];
+        byte = uint8_t(i % 2 ? (byte & 0x0F) | (last << 4) : (byte & 0xF0) | last);
+      }
     }
-    for (; j < extra; ++j) {
-      uint8_t& byte = e.alternatives[size_t(j)][i / 2];
-      byte = uint8_t(i % 2 ? (byte & 0x0F) | (last << 4) : (byte & 0xF0) | last);
-    }
-  }
+  });
   return e;
 }
 
