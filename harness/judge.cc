@@ -22,6 +22,7 @@
 #include "harness/pre_call.h"
 #include "harness/process.h"
 #include "harness/spec.h"
+#include "harness/sweep_report.h"
 #include "harness/timing.h"
 #include "harness/tools.h"
 #include "harness/validate.h"
@@ -44,13 +45,15 @@ const char* action_name(Action a) {
       return "profile";
     case Action::kDump:
       return "dump";
+    case Action::kSweep:
+      return "sweep";
   }
   return "?";
 }
 
 bool parse_action(const std::string& name, Action* out) {
   for (Action a : {Action::kCheck, Action::kRun, Action::kSubmit, Action::kSanitize,
-                   Action::kProfile, Action::kDump}) {
+                   Action::kProfile, Action::kDump, Action::kSweep}) {
     if (name == action_name(a)) {
       *out = a;
       return true;
@@ -305,6 +308,55 @@ bool check_output_path(const std::string& path, std::string* err) {
   return true;
 }
 
+// A sweep's output folder is checked before anything runs: it must be a folder (or be
+// creatable under one), and a sweep.json or sweep.html already in it is replaced only when
+// it is one the judge wrote.
+bool check_sweep_dir(const std::string& dir, std::string* err) {
+  struct stat st;
+  if (stat(dir.c_str(), &st) != 0) {
+    // The nearest existing ancestor must be a folder: make_dirs() will create the rest.
+    std::string p = dir;
+    while (!p.empty() && p.back() == '/') p.pop_back();
+    while (true) {
+      size_t slash = p.rfind('/');
+      p = slash == std::string::npos ? "." : slash == 0 ? "/" : p.substr(0, slash);
+      if (stat(p.c_str(), &st) == 0 || p == "." || p == "/") break;
+    }
+    if (stat(p.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+      *err = dir + " cannot be created: " + p + " is not a folder";
+      return false;
+    }
+    return true;
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    *err = dir + " exists and is not a folder; refusing to write the sweep there (give a folder)";
+    return false;
+  }
+  for (const char* name : {"sweep.json", "sweep.html"}) {
+    const std::string path = dir + "/" + name;
+    if (lstat(path.c_str(), &st) != 0) continue;
+    if (!S_ISREG(st.st_mode)) {
+      *err = path + " exists and is not a regular file; refusing to replace it";
+      return false;
+    }
+    std::string text, ignored;
+    bool ours = st.st_size < (64 << 20) && read_file(path, &text, &ignored);
+    if (ours && std::string(name) == "sweep.json") {
+      nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
+      auto schema = doc.is_object() ? doc.find("schema") : doc.end();
+      ours = doc.is_object() && schema != doc.end() && schema->is_string() &&
+             schema->get<std::string>() == kSweepSchema;
+    } else if (ours) {
+      ours = text.find("<meta name=\"generator\" content=\"fp4arena sweep\">") != std::string::npos;
+    }
+    if (!ours) {
+      *err = path + " exists and is not a sweep the judge wrote; refusing to replace it";
+      return false;
+    }
+  }
+  return true;
+}
+
 class Session {
  public:
   Session(const JudgeOptions& opts, std::ostream& log) : opts_(opts), log_(log) {}
@@ -344,6 +396,22 @@ class Session {
   ExitCode run_sanitize(nlohmann::json* record);
   ExitCode run_profile(nlohmann::json* record);
   ExitCode run_dump();
+  // --action sweep: every shape of sweep_shapes_ timed like a --action run benchmark, the
+  // yardstick beside it, then sweep.json and sweep.html.
+  ExitCode run_sweep(JudgeOutcome* outcome);
+  std::string sweep_dir() const {
+    return opts_.sweep_dir.empty() ? "sweep/" + spec_.name : opts_.sweep_dir;
+  }
+  // The timing rule of a benchmark for this action: the spec's for submit, a short one
+  // otherwise.
+  TimingSpec timing_for_action() const;
+  // The options that replay a failed call of case `c` ("--case NAME --seed S").
+  std::string replay_args(const CaseSpec& c, uint64_t seed) const {
+    std::string a = "--case " + c.name + " --seed " + std::to_string(seed);
+    if (opts_.action != Action::kSweep) return a;
+    return "--action sweep " +
+           (opts_.shapes_path.empty() ? "" : "--shapes " + opts_.shapes_path + " ") + a;
+  }
 
   bool selected(const CaseSpec& c) const;
   uint64_t case_seed(const CaseSpec& c) const { return opts_.has_seed ? opts_.seed : c.seed; }
@@ -377,6 +445,10 @@ class Session {
   uint64_t calls_made_ = 0;
   double overhead_ms_ = 0;  // median judge-clock time of an empty timed round trip
   std::string sandbox_;     // what the worker's sandbox enforced
+  // --action sweep: the shapes and where they came from.
+  std::vector<CaseSpec> sweep_shapes_;
+  std::string sweep_source_;
+  std::string progress_tag_;  // put before every progress line ("[3/11] ")
 };
 
 bool Session::selected(const CaseSpec& c) const {
@@ -386,7 +458,7 @@ bool Session::selected(const CaseSpec& c) const {
 
 void Session::progress(const std::string& line) {
   if (!opts_.progress || !tty_) return;
-  log_ << "\r\033[K" << line << std::flush;
+  log_ << "\r\033[K" << progress_tag_ << line << std::flush;
   progress_shown_ = true;
 }
 
@@ -792,16 +864,32 @@ void Session::time_yardstick(const ProblemData& in, const TimingSpec& timing, do
     return;
   }
   const double value = spec_.metric.value(workload, run.stats.median_ms);
-  const double mine = (*j)["value"].get<double>();
-  (*j)["yardstick"] = {{"name", name},
-                       {"samples", run.stats.samples},
-                       {"median_ms", run.stats.median_ms},
-                       {"min_ms", run.stats.min_ms},
-                       {"max_ms", run.stats.max_ms},
-                       {"value", value},
-                       {"ratio", mine / value}};
+  // A sweep times the yardstick on shapes the solution failed too: no ratio there.
+  const nlohmann::json& mine = (*j)["value"];
+  const bool have_mine = mine.is_number() && value > 0;
+  (*j)["yardstick"] = {
+      {"name", name},
+      {"samples", run.stats.samples},
+      {"median_ms", run.stats.median_ms},
+      {"min_ms", run.stats.min_ms},
+      {"max_ms", run.stats.max_ms},
+      {"value", value},
+      {"ratio", have_mine ? nlohmann::json(mine.get<double>() / value) : nlohmann::json(nullptr)}};
   log_ << "        " << name << "  " << fmt(run.stats.median_ms, 4) << " ms  " << fmt(value, 1)
-       << " " << spec_.metric.unit() << "  -> ratio " << fmt(mine / value, 2) << "\n";
+       << " " << spec_.metric.unit();
+  if (have_mine) log_ << "  -> ratio " << fmt(mine.get<double>() / value, 2);
+  log_ << "\n";
+}
+
+TimingSpec Session::timing_for_action() const {
+  TimingSpec timing = spec_.timing;
+  if (opts_.action != Action::kSubmit) {  // run, sweep: a quick look; submit: the full rule
+    timing.max_samples = std::min(timing.max_samples, 15);
+    timing.min_samples = std::min(timing.min_samples, 5);
+    timing.max_seconds = std::min(timing.max_seconds, 10.0);
+    timing.warmup_calls = std::min(timing.warmup_calls, 2);
+  }
+  return timing;
 }
 
 nlohmann::json Session::run_benchmark(const CaseSpec& c) {
@@ -810,13 +898,8 @@ nlohmann::json Session::run_benchmark(const CaseSpec& c) {
   nlohmann::json j = {{"name", c.name}, {"seed", first_seed}, {"dims", c.dims}};
   const double workload = case_workload(spec_, c.dims);
   j["workload"] = workload;
-  TimingSpec timing = spec_.timing;
-  if (opts_.action != Action::kSubmit) {  // run: a quick look; submit: the full stopping rule
-    timing.max_samples = std::min(timing.max_samples, 15);
-    timing.min_samples = std::min(timing.min_samples, 5);
-    timing.max_seconds = std::min(timing.max_seconds, 10.0);
-    timing.warmup_calls = std::min(timing.warmup_calls, 2);
-  }
+  const TimingSpec timing = timing_for_action();
+  bool generated = false;  // `in` holds inputs of this case (the yardstick's, in a sweep)
   std::vector<double> host_ms, wall_ms, net_wall_ms, empty_ms, worker_go_ms;
   int held_too_long = 0;
   CallResult last;
@@ -830,12 +913,14 @@ nlohmann::json Session::run_benchmark(const CaseSpec& c) {
         seed = call == 0 ? first_seed : random_u64();
         std::string e;
         if (!challenge_->generate(c, seed, &in, &e)) {
+          generated = false;
           fatal_ = "generator failed: " + e;
           last = CallResult{};
           last.decision = {Verdict::kNotRun, fatal_};
           *err = fatal_;
           return false;
         }
+        generated = true;
         if (!start_or_fail(&last)) {
           *err = last.decision.reason;
           return false;
@@ -964,14 +1049,17 @@ nlohmann::json Session::run_benchmark(const CaseSpec& c) {
       log_ << "        note: solve() spends " << fmt(host_median, 3)
            << " ms on the host per call (median)\n";
     }
-    if (opts_.action == Action::kSubmit && opts_.yardstick)
+    if ((opts_.action == Action::kSubmit || opts_.action == Action::kSweep) && opts_.yardstick)
       time_yardstick(in, timing, workload, &j);
   } else {
     log_ << "\n";
     CallResult shown = last;
     shown.decision.verdict = v;
     print_failure(log_, shown);
-    log_ << "        replay: --case " << c.name << " --seed " << seed << "\n";
+    log_ << "        replay: " << replay_args(c, seed) << "\n";
+    // A sweep shows the yardstick on every shape it can, the solution's failures too.
+    if (opts_.action == Action::kSweep && opts_.yardstick && generated)
+      time_yardstick(in, timing, workload, &j);
   }
   j["wall_ms"] = seconds_since(t0) * 1000.0;
   return j;
@@ -1000,10 +1088,50 @@ bool Session::load_challenge(JudgeOutcome* outcome) {
       }
     }
   }
-  for (const std::string& name : opts_.cases) {
-    if (!spec_.find_case(name)) {
-      log_ << "fp4arena: --case: no case named '" << name << "' in " << spec_.path << "\n";
+  for (size_t i = 0; i < spec_.sweep.size(); ++i) {
+    if (!challenge_->check_case(spec_.sweep[i], &err)) {
+      log_ << "fp4arena: " << spec_.path << ": field 'sweep[" << i << "]': " << err << "\n";
       return false;
+    }
+  }
+  if (!opts_.shapes_path.empty() && opts_.action != Action::kSweep) {
+    log_ << "fp4arena: --shapes: only with --action sweep\n";
+    return false;
+  }
+  if (opts_.action == Action::kSweep) {
+    if (!opts_.shapes_path.empty()) {
+      if (!load_shapes_file(opts_.shapes_path, spec_, &sweep_shapes_, &err)) {
+        log_ << "fp4arena: --shapes: " << err << "\n";
+        return false;
+      }
+      for (size_t i = 0; i < sweep_shapes_.size(); ++i) {
+        if (!challenge_->check_case(sweep_shapes_[i], &err)) {
+          log_ << "fp4arena: --shapes: " << opts_.shapes_path << ": field '[" << i << "]': " << err
+               << "\n";
+          return false;
+        }
+      }
+      sweep_source_ = "--shapes " + opts_.shapes_path;
+    } else if (!spec_.sweep.empty()) {
+      sweep_shapes_ = spec_.sweep;
+      sweep_source_ = "the spec's sweep list";
+    } else {
+      sweep_shapes_ = spec_.benchmarks;
+      sweep_source_ = "the spec's benchmarks (it has no sweep list)";
+    }
+    for (const std::string& name : opts_.cases) {
+      auto same = [&](const CaseSpec& c) { return c.name == name; };
+      if (std::none_of(sweep_shapes_.begin(), sweep_shapes_.end(), same)) {
+        log_ << "fp4arena: --case: no shape named '" << name << "' in " << sweep_source_ << "\n";
+        return false;
+      }
+    }
+  } else {
+    for (const std::string& name : opts_.cases) {
+      if (!spec_.find_case(name)) {
+        log_ << "fp4arena: --case: no case named '" << name << "' in " << spec_.path << "\n";
+        return false;
+      }
     }
   }
   if (opts_.has_seed && opts_.cases.empty()) {
@@ -1239,6 +1367,11 @@ JudgeOutcome Session::run() {
     outcome.code = ExitCode::kUsage;
     return outcome;
   }
+  if (opts_.action == Action::kSweep && !check_sweep_dir(sweep_dir(), &err)) {
+    log_ << "fp4arena: --out: " << err << "\n";
+    outcome.code = ExitCode::kUsage;
+    return outcome;
+  }
   // Device first: it decides the architecture the solution is compiled for.
   if (!open_device(&outcome)) return outcome;
   if (!compile_step(&outcome)) return outcome;
@@ -1254,10 +1387,16 @@ JudgeOutcome Session::run() {
     return outcome;
   }
   print_device();
-  for (const auto* list : {&spec_.tests, &spec_.benchmarks}) {
+  for (const auto* list : {&spec_.tests, &spec_.benchmarks, &sweep_shapes_}) {
+    if (list == &sweep_shapes_ && opts_.action != Action::kSweep) continue;
+    if (list != &sweep_shapes_ && opts_.action == Action::kSweep) continue;
     for (const CaseSpec& c : *list) {
       if (selected(c)) shm_bytes_ = std::max(shm_bytes_, layout_for(spec_, c.dims).total);
     }
+  }
+  if (opts_.action == Action::kSweep) {
+    outcome.code = run_sweep(&outcome);
+    return outcome;
   }
 
   if (opts_.action == Action::kSanitize || opts_.action == Action::kProfile) {
@@ -1316,6 +1455,107 @@ JudgeOutcome Session::run() {
   outcome.code = finish(tests, benches, &outcome);
   if (opts_.action == Action::kSubmit) write_record(&outcome);
   return outcome;
+}
+
+ExitCode Session::run_sweep(JudgeOutcome* outcome) {
+  // As for run and submit: the judge's memory must not be readable by the worker.
+  prctl(PR_SET_DUMPABLE, 0);
+  std::vector<const CaseSpec*> shapes;
+  for (const CaseSpec& c : sweep_shapes_) {
+    if (selected(c)) shapes.push_back(&c);
+  }
+  const TimingSpec timing = timing_for_action();
+  const std::string timing_text =
+      "each shape timed as --action run does: " + std::to_string(timing.warmup_calls) +
+      " warm-up calls, then " + std::to_string(timing.min_samples) + " to " +
+      std::to_string(timing.max_samples) + " samples within " + fmt(timing.max_seconds, 0) +
+      " s, fresh inputs and every output checked on every call; the yardstick" +
+      (opts_.yardstick ? " timed the same way" : " not timed (--no-yardstick)");
+  log_ << "sweep    " << shapes.size() << (shapes.size() == 1 ? " shape" : " shapes") << " from "
+       << sweep_source_ << "; " << timing_text << "\n";
+
+  SweepReport rep;
+  rep.judge_version = FP4ARENA_VERSION;
+  rep.created_utc = utc_now();
+  rep.challenge = spec_.name;
+  rep.spec_version = spec_.spec_version;
+  rep.title = spec_.title;
+  rep.solution_path = opts_.solution_path;
+  rep.solution_sha256 = compiled_.source_sha256;
+  rep.device = device_to_json(device_, nvcc_version_);
+  rep.metric_name = spec_.metric.name();
+  rep.metric_unit = spec_.metric.unit();
+  rep.workload_kind = spec_.metric.workload();
+  rep.expression = spec_.metric.expression;
+  rep.limit_name = limit_name(spec_.limit);
+  rep.limit_value = limit();
+  rep.shapes_source = sweep_source_;
+  rep.timing = timing_text;
+  rep.yardstick_name = opts_.yardstick ? challenge_->yardstick_name() : "";
+
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    const CaseSpec& c = *shapes[i];
+    progress_tag_ = "[" + std::to_string(i + 1) + "/" + std::to_string(shapes.size()) + "] ";
+    nlohmann::json j;
+    if (fatal_.empty()) {
+      j = run_benchmark(c);
+    } else {
+      j = {{"verdict", "not_run"}, {"reason", fatal_}, {"yardstick", nullptr}};
+      log_ << "  SKIP  " << c.name << "  " << shape_text(spec_, c.dims) << ": " << fatal_ << "\n";
+    }
+    SweepShape s;
+    s.name = c.name;
+    s.label = shape_text(spec_, c.dims);
+    for (const DimSpec& d : spec_.dims) s.dims.emplace_back(d.name, c.dims.at(d.name));
+    s.workload = case_workload(spec_, c.dims);
+    s.verdict = j.value("verdict", "not_run");
+    s.reason = j.value("reason", "");
+    s.samples = j.value("samples", 0);
+    if (s.verdict == "passed" && j["median_ms"].is_number() && j["value"].is_number()) {
+      s.median_ms = j["median_ms"].get<double>();
+      s.value = j["value"].get<double>();
+      if (limit() > 0 && *s.value > limit()) {
+        s.over_limit = true;
+        s.reason = "over_limit: " + fmt(*s.value, 1) + " " + spec_.metric.unit() +
+                   " exceeds the device's " + limit_name(spec_.limit) + " limit of " +
+                   fmt(limit(), 1) + " " + spec_.metric.unit();
+        log_ << "        " << s.reason << "\n";
+      }
+    }
+    const nlohmann::json& y = j["yardstick"];
+    if (y.is_object() && y.contains("median_ms") && y["median_ms"].is_number() &&
+        y.contains("value") && y["value"].is_number()) {
+      s.yardstick = SweepYardstickResult{y.value("name", ""), y["median_ms"].get<double>(),
+                                         y["value"].get<double>()};
+    }
+    rep.shapes.push_back(std::move(s));
+  }
+  progress_tag_.clear();
+  worker_.reset();
+  reap_orphans();
+  rep.wall_seconds = seconds_since(t_start_);
+
+  int passed = 0;
+  for (const SweepShape& s : rep.shapes) passed += s.passed();
+  const nlohmann::json doc = sweep_json(rep);
+  outcome->record = doc;
+  const std::string dir = sweep_dir();
+  std::string err;
+  const std::string json_path = dir + "/sweep.json", html_path = dir + "/sweep.html";
+  if (!make_dirs(dir, &err) ||
+      !write_file_atomic(json_path,
+                         doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n",
+                         &err) ||
+      !write_file_atomic(html_path, sweep_html(rep), &err)) {
+    return fail_internal("writing the sweep: " + err);
+  }
+  outcome->record_path = json_path;
+  log_ << "result   " << (rep.passed() ? "PASSED" : "FAILED") << "  " << passed << "/"
+       << rep.shapes.size() << " shapes passed in " << fmt(rep.wall_seconds, 1) << " s\n"
+       << "sweep    " << json_path << "\n"
+       << "chart    " << html_path << "\n";
+  if (!fatal_.empty()) return fail_internal(fatal_);
+  return rep.passed() ? ExitCode::kPassed : ExitCode::kFailed;
 }
 
 ExitCode Session::run_sanitize(nlohmann::json* record) {

@@ -24,8 +24,9 @@ enum class ExitCode : int {
 };
 
 /// What one run_challenge invocation does.
-enum class Action { kCheck, kRun, kSubmit, kSanitize, kProfile, kDump };
-const char* action_name(Action a);  ///< "check", "run", "submit", "sanitize", "profile", "dump"
+enum class Action { kCheck, kRun, kSubmit, kSanitize, kProfile, kDump, kSweep };
+/// "check", "run", "submit", "sanitize", "profile", "dump", "sweep"
+const char* action_name(Action a);
 bool parse_action(const std::string& name, Action* out);
 
 /// How the worker allocates argument buffers: a ring of kRingDepth sets allocated once per
@@ -45,8 +46,11 @@ struct JudgeOptions {
   std::string output_path;  ///< submit: record path (empty: under results_dir)
   std::string results_dir = "results";
   std::string dump_dir;                   ///< dump: output folder (empty: dump/<challenge>/<case>)
+  std::string sweep_dir;                  ///< sweep: output folder (empty: sweep/<challenge>)
+  std::string shapes_path;                ///< sweep: --shapes FILE (empty: the spec's sweep list,
+                                          ///< else its benchmarks)
   std::string author;                     ///< empty: a "// author: NAME" line of the solution
-  bool yardstick = true;                  ///< submit: also time the vendor-library yardstick
+  bool yardstick = true;                  ///< submit, sweep: also time the yardstick
   bool progress = true;                   ///< live progress line on the log stream
   std::string cache_dir;                  ///< compile cache (empty: default)
   std::vector<std::string> include_dirs;  ///< --include-dir: extra -I folders for nvcc
@@ -58,8 +62,9 @@ struct JudgeOptions {
 
 struct JudgeOutcome {
   ExitCode code = ExitCode::kInternal;
-  nlohmann::json record;    ///< the submit record (run: the same shape, not written)
-  std::string record_path;  ///< submit: where the record was written
+  nlohmann::json record;    ///< the submit record (run: the same shape, not written; sweep:
+                            ///< sweep.json's content)
+  std::string record_path;  ///< submit: where the record was written; sweep: sweep.json
 };
 
 /// Runs one action. The human report goes to `log`; nothing is printed on stdout.

@@ -39,6 +39,7 @@ struct CliOptions {
   std::string challenges_dir = "challenges";
   std::string buffers = "ring";
   std::string seed;
+  std::string shapes;
   std::vector<std::string> include_dirs;
   std::vector<std::string> nvcc_flags;
 };
@@ -91,6 +92,7 @@ int list_challenges(const CliOptions& o) {
       std::cout << ")";
     }
     std::cout << "\n";
+    if (!s.sweep.empty()) std::cout << "    sweep list: " << s.sweep.size() << " shapes\n";
   }
   if (!found)
     std::cerr << "run_challenge: no challenge (folder with spec.json) under " << root << "\n";
@@ -142,9 +144,11 @@ int main(int argc, char** argv) {
          "list challenges; leaderboard: rank the records under --results into --out; sanitize: "
          "the tests under compute-sanitizer (memcheck, racecheck); profile: one call of "
          "a benchmark (or --case) under Nsight Compute; dump: write one --case's inputs and "
-         "expected outputs as .npy files (no solution or GPU needed)")
-      ->check(CLI::IsMember(
-          {"check", "run", "submit", "list", "leaderboard", "sanitize", "profile", "dump"}))
+         "expected outputs as .npy files (no solution or GPU needed); sweep: time the solution "
+         "and the yardstick over a list of shapes (--shapes, else the spec's sweep list, else "
+         "its benchmarks), write sweep.json and sweep.html (a chart) into --out")
+      ->check(CLI::IsMember({"check", "run", "submit", "list", "leaderboard", "sanitize", "profile",
+                             "dump", "sweep"}))
       ->capture_default_str();
   app.add_option("-d,--device", o.device, "CUDA device index")->capture_default_str();
   app.add_option("--arch", o.arch,
@@ -169,14 +173,19 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--out", o.board_out,
                  "leaderboard: where leaderboard.{md,html,json} go (default leaderboard); dump: "
-                 "the folder for the case's files (default dump/<challenge>/<case>)");
+                 "the folder for the case's files (default dump/<challenge>/<case>); sweep: the "
+                 "folder for sweep.json and sweep.html (default sweep/<challenge>)");
+  app.add_option("--shapes", o.shapes,
+                 "sweep: a JSON file holding an array of shapes, each like a spec's benchmark "
+                 "entry (name, generator, seed, every dim, optional params), instead of the "
+                 "spec's sweep list");
   app.add_option("--challenges", o.challenges_dir,
                  "leaderboard: the folder of challenges whose spec.json each record's metric must "
                  "match (an empty string: no check)")
       ->capture_default_str();
   app.add_option("--author", o.author, "Author recorded in the submit record");
   app.add_flag("--no-yardstick", o.no_yardstick,
-               "submit: skip the challenge's yardstick (cuBLAS, a device copy, ...)");
+               "submit, sweep: skip the challenge's yardstick (cuBLAS, a device copy, ...)");
   app.add_flag("--no-progress", o.no_progress, "No live progress line on stderr");
   app.add_option("--timeout", o.timeout, "Per-call time limit in seconds (default: the spec's)");
   app.add_option("--buffers", o.buffers,
@@ -249,6 +258,8 @@ int main(int argc, char** argv) {
   j.has_seed = !o.seed.empty();
   j.seed = seed;
   j.dump_dir = o.board_out;
+  j.sweep_dir = o.board_out;
+  j.shapes_path = o.shapes;
   j.include_dirs = o.include_dirs;
   j.nvcc_flags = o.nvcc_flags;
   j.device = o.device;
@@ -263,6 +274,7 @@ int main(int argc, char** argv) {
   j.cache_dir = o.cache_dir;
   j.buffers = o.buffers == "fresh" ? fp4arena::BufferMode::kFresh : fp4arena::BufferMode::kRing;
   fp4arena::JudgeOutcome out = fp4arena::judge(j, std::cerr);
-  if (o.json && !out.record.is_null()) std::cout << out.record.dump(2) << "\n";
+  if (o.json && !out.record.is_null())
+    std::cout << out.record.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   return code(out.code);
 }

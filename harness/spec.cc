@@ -272,6 +272,23 @@ bool parse_compare(Reader& r, const nlohmann::json& pj, const std::string& f, Pa
   return true;
 }
 
+// One dim's value against its range; *err names the case and the dim.
+bool check_dim(const DimSpec& d, int64_t v, const std::string& case_name, std::string* err) {
+  bool listed =
+      d.one_of.empty() || std::find(d.one_of.begin(), d.one_of.end(), v) != d.one_of.end();
+  if (v >= d.min && v <= d.max && v % d.multiple_of == 0 && listed) return true;
+  std::ostringstream os;
+  os << "case '" << case_name << "': " << d.name << " = " << v << " is outside the spec: " << d.name
+     << " must be in [" << d.min << ", " << d.max << "]";
+  if (d.multiple_of > 1) os << " and a multiple of " << d.multiple_of;
+  if (!d.one_of.empty()) {
+    os << " and one of";
+    for (int64_t x : d.one_of) os << " " << x;
+  }
+  *err = os.str();
+  return false;
+}
+
 bool parse_case(Reader& r, const nlohmann::json& c, const std::string& field, bool benchmark,
                 const Spec& spec, CaseSpec* out, std::string* err) {
   if (!c.is_object()) return r.fail(err, field, "an object", &c);
@@ -297,10 +314,12 @@ bool parse_case(Reader& r, const nlohmann::json& c, const std::string& field, bo
     if (!p->is_object()) return r.fail(err, field + ".params", "an object", p);
     out->params = *p;
   }
-  std::string dim_err;
-  if (!check_case_dims(spec, *out, &dim_err)) {
-    *err = r.path() + ": field '" + field + "': " + dim_err;
-    return false;
+  for (const DimSpec& d : spec.dims) {
+    std::string dim_err;
+    if (!check_dim(d, out->dims.at(d.name), out->name, &dim_err)) {
+      *err = r.path() + ": field '" + field + "." + d.name + "': " + dim_err;
+      return false;
+    }
   }
   for (const ParamSpec& p : spec.params) {
     if (!p.is_buffer()) continue;
@@ -325,6 +344,82 @@ bool parse_case(Reader& r, const nlohmann::json& c, const std::string& field, bo
     *err = r.path() + ": field '" + field + "': the metric's workload \"" + spec.metric.expression +
            "\" must be positive for this case (" + (w_err.empty() ? std::to_string(w) : w_err) +
            ")";
+    return false;
+  }
+  return true;
+}
+
+// A list of benchmark-like cases (the spec's "sweep", a --shapes file): a non-empty array
+// of at most 1000 cases with distinct names; fields are named `list_field`[i].KEY.
+bool parse_cases(Reader& r, const nlohmann::json& list, const std::string& list_field,
+                 const Spec& spec, std::vector<CaseSpec>* out, std::string* err) {
+  const std::string shown = list_field.empty() ? "(top level)" : list_field;
+  if (!list.is_array() || list.empty() || list.size() > 1000) {
+    return r.fail(err, shown, "a non-empty array of at most 1000 cases", &list);
+  }
+  std::set<std::string> names;
+  std::vector<CaseSpec> cases;
+  for (size_t i = 0; i < list.size(); ++i) {
+    CaseSpec c;
+    const std::string f = list_field + "[" + std::to_string(i) + "]";
+    if (!parse_case(r, list[i], f, true, spec, &c, err)) return false;
+    if (!names.insert(c.name).second) {
+      return r.fail(err, f + ".name", "a name not used before in this list", &list[i]["name"]);
+    }
+    cases.push_back(std::move(c));
+  }
+  *out = std::move(cases);
+  return true;
+}
+
+// Reads a JSON file of at most `max_bytes`, refusing nesting deeper than `max_depth` before
+// the recursive parser sees it. `what` names what the file should be ("a spec.json"), and
+// `cannot_open` is added to the message when it cannot be opened.
+bool read_json_file(const std::string& path, off_t max_bytes, int max_depth,
+                    const std::string& what, const std::string& cannot_open, nlohmann::json* doc,
+                    std::string* err) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+    *err = path + ": cannot open" + cannot_open;
+    return false;
+  }
+  if (st.st_size > max_bytes) {
+    *err = path + ": larger than " + std::to_string(max_bytes >> 20) + " MiB; " + what +
+           " is a few KiB";
+    return false;
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    *err = path + ": cannot open" + cannot_open;
+    return false;
+  }
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  int depth = 0, deepest = 0;
+  bool in_string = false, escaped = false;
+  for (char ch : text) {
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (ch == '\\') {
+        escaped = true;
+      } else if (ch == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (ch == '"') in_string = true;
+    if (ch == '[' || ch == '{') deepest = std::max(deepest, ++depth);
+    if (ch == ']' || ch == '}') --depth;
+  }
+  if (deepest > max_depth) {
+    *err = path + ": not " + what + ": JSON nested " + std::to_string(deepest) +
+           " levels deep (at most " + std::to_string(max_depth) + ")";
+    return false;
+  }
+  try {
+    *doc = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    *err = path + ": not valid JSON: " + e.what();
     return false;
   }
   return true;
@@ -446,21 +541,7 @@ bool check_case_dims(const Spec& spec, const CaseSpec& c, std::string* err) {
       *err = "case '" + c.name + "' has no dimension " + d.name;
       return false;
     }
-    int64_t v = it->second;
-    bool listed =
-        d.one_of.empty() || std::find(d.one_of.begin(), d.one_of.end(), v) != d.one_of.end();
-    if (v < d.min || v > d.max || v % d.multiple_of != 0 || !listed) {
-      std::ostringstream os;
-      os << "case '" << c.name << "': " << d.name << " = " << v
-         << " is outside the spec: " << d.name << " must be in [" << d.min << ", " << d.max << "]";
-      if (d.multiple_of > 1) os << " and a multiple of " << d.multiple_of;
-      if (!d.one_of.empty()) {
-        os << " and one of";
-        for (int64_t x : d.one_of) os << " " << x;
-      }
-      *err = os.str();
-      return false;
-    }
+    if (!check_dim(d, it->second, c.name, err)) return false;
   }
   return true;
 }
@@ -803,57 +884,19 @@ bool parse_spec(const nlohmann::json& doc, const std::string& path, Spec* out, s
       (bench ? s.benchmarks : s.tests).push_back(c);
     }
   }
+  // The optional sweep list: shapes for --action sweep, named apart from the cases above.
+  if (const nlohmann::json* sweep = r.get(doc, "sweep")) {
+    if (!parse_cases(r, *sweep, "sweep", s, &s.sweep, err)) return false;
+  }
   *out = std::move(s);
   return true;
 }
 
 bool load_spec(const std::string& challenge_dir, Spec* out, std::string* err) {
-  std::string path = challenge_dir + "/spec.json";
-  std::string text;
-  std::string read_err;
-  struct stat st;
-  if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
-    *err = path + ": cannot open (is '" + challenge_dir + "' a challenge folder?)";
-    return false;
-  }
-  if (st.st_size > (1 << 22)) {
-    *err = path + ": larger than 4 MiB; a spec.json is a few KiB";
-    return false;
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    *err = path + ": cannot open (is '" + challenge_dir + "' a challenge folder?)";
-    return false;
-  }
-  text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  // Nesting deeper than any spec needs is refused before the recursive parser sees it.
-  int depth = 0, max_depth = 0;
-  bool in_string = false, escaped = false;
-  for (char ch : text) {
-    if (in_string) {
-      if (escaped) {
-        escaped = false;
-      } else if (ch == '\\') {
-        escaped = true;
-      } else if (ch == '"') {
-        in_string = false;
-      }
-      continue;
-    }
-    if (ch == '"') in_string = true;
-    if (ch == '[' || ch == '{') max_depth = std::max(max_depth, ++depth);
-    if (ch == ']' || ch == '}') --depth;
-  }
-  if (max_depth > 32) {
-    *err = path + ": not a spec: JSON nested " + std::to_string(max_depth) +
-           " levels deep (at most 32)";
-    return false;
-  }
+  const std::string path = challenge_dir + "/spec.json";
   nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    *err = path + ": not valid JSON: " + e.what();
+  if (!read_json_file(path, 1 << 22, 32, "a spec",
+                      " (is '" + challenge_dir + "' a challenge folder?)", &doc, err)) {
     return false;
   }
   try {
@@ -864,6 +907,19 @@ bool load_spec(const std::string& challenge_dir, Spec* out, std::string* err) {
   }
   out->dir = challenge_dir;
   return true;
+}
+
+bool load_shapes_file(const std::string& path, const Spec& spec, std::vector<CaseSpec>* out,
+                      std::string* err) {
+  nlohmann::json doc;
+  if (!read_json_file(path, 1 << 22, 32, "a list of shapes", "", &doc, err)) return false;
+  try {
+    Reader r(path);
+    return parse_cases(r, doc, "", spec, out, err);
+  } catch (const std::exception& e) {
+    *err = path + ": malformed list of shapes: " + e.what();
+    return false;
+  }
 }
 
 }  // namespace fp4arena

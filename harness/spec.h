@@ -1,7 +1,7 @@
 // A challenge's spec.json (schema fp4arena.spec.v2): signature with typed buffers and their
-// roles, dimensions, per-output comparison, metric and physical limit, timing, tests and
-// benchmarks. The harness reads everything about a challenge from here; nothing is
-// hard-coded.
+// roles, dimensions, per-output comparison, metric and physical limit, timing, tests,
+// benchmarks and an optional sweep list. The harness reads everything about a challenge from here;
+// nothing is hard-coded.
 #pragma once
 
 #include <cstdint>
@@ -110,6 +110,9 @@ struct Spec {
   TimingSpec timing;
   std::vector<CaseSpec> tests;
   std::vector<CaseSpec> benchmarks;
+  /// The optional top-level "sweep": the shapes `--action sweep` times by default (empty:
+  /// none, the sweep uses the benchmarks). Parsed like benchmarks; names are their own.
+  std::vector<CaseSpec> sweep;
 
   /// The output buffer parameters, in signature order (at least one).
   std::vector<const ParamSpec*> outputs() const;
@@ -125,6 +128,13 @@ constexpr double kMaxCallTimeoutSeconds = 600;
 /// Loads `<challenge_dir>/spec.json`. On error returns false and sets *err to a message that
 /// names the file, the field (e.g. "tests[3].K") and what was expected.
 bool load_spec(const std::string& challenge_dir, Spec* out, std::string* err);
+
+/// Reads a list of shapes for `--action sweep --shapes FILE`: a JSON array of cases, each
+/// as an entry of the spec's "sweep" or "benchmarks" (name, generator, seed, every dim,
+/// optional params), checked against `spec` by the same code. On error returns false and
+/// sets *err to a message naming the file and the field (e.g. "[3].K").
+bool load_shapes_file(const std::string& path, const Spec& spec, std::vector<CaseSpec>* out,
+                      std::string* err);
 
 /// Parses an already-read JSON document; `path` is used in messages only.
 bool parse_spec(const nlohmann::json& doc, const std::string& path, Spec* out, std::string* err);

@@ -1,5 +1,6 @@
 // run_challenge as a user runs it: options, messages and exit codes.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <sstream>
@@ -186,6 +187,137 @@ TEST(Cli, OutputNeverReplacesAFileThatIsNotARecord) {
   r = run_cli({challenge_dir(), "--solution", naive, "--action", "submit", "--output",
                "/nonexistent-dir/record.json"});
   EXPECT_EQ(r.exit_code, int(ExitCode::kUsage)) << r.output;
+}
+
+}  // namespace
+}  // namespace fp4arena
+
+namespace fp4arena {
+namespace {
+
+// --action sweep without a GPU: every refusal of a bad --shapes file or --out is a usage
+// error before anything compiles; a good one compiles and says nothing was run.
+class CliSweep : public testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = ::testing::TempDir() + "/fp4arena-cli-sweep-" + std::to_string(getpid()) + "-" +
+           testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::string err;
+    ASSERT_TRUE(make_dirs(dir_, &err)) << err;
+  }
+  void TearDown() override { remove_tree(dir_); }
+  std::string write(const std::string& name, const std::string& text) {
+    const std::string path = dir_ + "/" + name;
+    std::ofstream(path, std::ios::binary) << text;
+    return path;
+  }
+  testing_util::CliResult sweep(std::vector<std::string> extra) {
+    std::vector<std::string> args = {challenge_dir(), "--solution", kNaive, "--action", "sweep"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_cli(args);
+  }
+  std::string dir_;
+};
+
+TEST_F(CliSweep, HelpAndListShowTheSweep) {
+  auto r = run_cli({"--help"});
+  EXPECT_EQ(r.exit_code, 0);
+  for (const char* s : {"sweep", "--shapes", "sweep/<challenge>"})
+    EXPECT_NE(r.output.find(s), std::string::npos) << s;
+  r = run_cli({"--action", "list", source_dir() + "/challenges"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("sweep list: 11 shapes"), std::string::npos) << r.output;
+}
+
+TEST_F(CliSweep, ABadShapesFileIsAUsageErrorNamingTheFileAndTheField) {
+  const std::string bad_k = write("bad_k.json", R"([
+    {"name": "fine", "generator": "uniform", "seed": 1, "M": 64, "N": 64, "K": 64},
+    {"name": "odd", "generator": "uniform", "seed": 2, "M": 64, "N": 64, "K": 24}])");
+  auto r = sweep({"--shapes", bad_k, "--out", dir_ + "/out"});
+  EXPECT_EQ(r.exit_code, int(ExitCode::kUsage)) << r.output;
+  EXPECT_NE(r.output.find("--shapes: " + bad_k + ": field '[1].K'"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("compile  ok"), std::string::npos) << "refused before compiling";
+
+  const std::string no_m = write("no_m.json", R"([{"name": "x", "generator": "uniform",
+    "seed": 1, "N": 64, "K": 64}])");
+  r = sweep({"--shapes", no_m});
+  EXPECT_EQ(r.exit_code, int(ExitCode::kUsage)) << r.output;
+  EXPECT_NE(r.output.find(no_m + ": field '[0].M': expected an integer, got nothing"),
+            std::string::npos)
+      << r.output;
+
+  const std::string bad_gen = write("bad_gen.json", R"([{"name": "x", "generator": "gaussian",
+    "seed": 1, "M": 64, "N": 64, "K": 64}])");
+  r = sweep({"--shapes", bad_gen});
+  EXPECT_EQ(r.exit_code, int(ExitCode::kUsage)) << r.output;
+  EXPECT_NE(r.output.find(bad_gen + ": field '[0]': case 'x': unknown generator 'gaussian'"),
+            std::string::npos)
+      << r.output;
+
+  const std::string not_json = write("not_json.json", "[{");
+  r = sweep({"--shapes", not_json});
+  EXPECT_EQ(r.exit_code, int(ExitCode::kUsage)) << r.output;
+  EXPECT_NE(r.output.find(not_json + ": not valid JSON"), std::string::npos) << r.output;
+
+  r = sweep({"--shapes", dir_ + "/missing.json"});
+  EXPECT_EQ(r.exit_code, int(ExitCode::kUsage)) << r.output;
+  EXPECT_NE(r.output.find(dir_ + "/missing.json: cannot open"), std::string::npos) << r.output;
+
+  // --shapes belongs to the sweep alone.
+  r = run_cli({challenge_dir(), "--solution", kNaive, "--action", "run", "--shapes", bad_k});
+  EXPECT_EQ(r.exit_code, int(ExitCode::kUsage)) << r.output;
+  EXPECT_NE(r.output.find("--shapes: only with --action sweep"), std::string::npos) << r.output;
+  // --case picks shapes of the sweep's list.
+  r = sweep({"--case", "table5x"});
+  EXPECT_EQ(r.exit_code, int(ExitCode::kUsage)) << r.output;
+  EXPECT_NE(r.output.find("--case: no shape named 'table5x' in the spec's sweep list"),
+            std::string::npos)
+      << r.output;
+}
+
+TEST_F(CliSweep, OutMustBeAFolderAndOnlyASweepIsReplaced) {
+  const std::string file = write("a_file", "keep me\n");
+  auto r = sweep({"--out", file});
+  EXPECT_EQ(r.exit_code, int(ExitCode::kUsage)) << r.output;
+  EXPECT_NE(r.output.find("--out: " + file + " exists and is not a folder"), std::string::npos)
+      << r.output;
+  r = sweep({"--out", file + "/below"});
+  EXPECT_EQ(r.exit_code, int(ExitCode::kUsage)) << r.output;
+  EXPECT_NE(r.output.find("is not a folder"), std::string::npos) << r.output;
+  std::string kept, ignored;
+  ASSERT_TRUE(read_file(file, &kept, &ignored));
+  EXPECT_EQ(kept, "keep me\n");
+
+  std::string err;
+  ASSERT_TRUE(make_dirs(dir_ + "/taken", &err)) << err;
+  write("taken/sweep.html", "<!DOCTYPE html><p>someone's page</p>\n");
+  r = sweep({"--out", dir_ + "/taken"});
+  EXPECT_EQ(r.exit_code, int(ExitCode::kUsage)) << r.output;
+  EXPECT_NE(r.output.find("sweep.html exists and is not a sweep the judge wrote"),
+            std::string::npos)
+      << r.output;
+  ASSERT_TRUE(make_dirs(dir_ + "/taken2/sweep.json", &err)) << err;
+  r = sweep({"--out", dir_ + "/taken2"});
+  EXPECT_EQ(r.exit_code, int(ExitCode::kUsage)) << r.output;
+  EXPECT_NE(r.output.find("sweep.json exists and is not a regular file"), std::string::npos)
+      << r.output;
+}
+
+TEST_F(CliSweep, AGoodShapesFileWithoutAGpuCompilesAndExits5) {
+  if (no_gpu_reason().empty())
+    GTEST_SKIP() << "a GPU is present; this test is for machines without one";
+  const std::string good = write("good.json", R"([
+    {"name": "small", "generator": "uniform", "seed": 1, "M": 64, "N": 96, "K": 128},
+    {"name": "odd", "generator": "uniform", "seed": 2, "M": 1000, "N": 3000, "K": 4112}])");
+  auto r = sweep({"--shapes", good, "--out", dir_ + "/out"});
+  EXPECT_EQ(r.exit_code, int(ExitCode::kNoGpu)) << r.output;
+  EXPECT_NE(r.output.find("compile  ok"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("no CUDA GPU available"), std::string::npos) << r.output;
+  std::string text, ignored;
+  EXPECT_FALSE(read_file(dir_ + "/out/sweep.json", &text, &ignored)) << "nothing ran: no sweep";
+  // The spec's own sweep list, with no --shapes: the same.
+  r = sweep({"--out", dir_ + "/out"});
+  EXPECT_EQ(r.exit_code, int(ExitCode::kNoGpu)) << r.output;
 }
 
 }  // namespace

@@ -2,8 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <fstream>
+#include <functional>
 #include <limits>
+#include <set>
 
 #include "tests/test_util.h"
 
@@ -181,7 +185,7 @@ TEST(Spec, ErrorsNameTheFieldAndTheExpectation) {
   doc = good_spec();
   doc["tests"][2]["K"] = 20;
   std::string err = parse_error(doc);
-  EXPECT_NE(err.find("field 'tests[2]'"), std::string::npos) << err;
+  EXPECT_NE(err.find("field 'tests[2].K'"), std::string::npos) << err;
   EXPECT_NE(err.find("K = 20"), std::string::npos) << err;
   EXPECT_NE(err.find("multiple of 16"), std::string::npos) << err;
 
@@ -220,6 +224,161 @@ TEST(Spec, ErrorsNameTheFieldAndTheExpectation) {
   doc["benchmarks"] = nlohmann::json::array();
   err = parse_error(doc);
   EXPECT_NE(err.find("field 'benchmarks': expected a non-empty array"), std::string::npos) << err;
+}
+
+TEST(SpecSweep, TheNvfp4SweepListIsParsedAsBenchmarks) {
+  Spec s;
+  std::string err;
+  ASSERT_TRUE(load_spec(challenge_dir(), &s, &err)) << err;
+  ASSERT_EQ(s.sweep.size(), 11u);
+  std::set<std::string> names, shapes;
+  for (const CaseSpec& c : s.sweep) {
+    EXPECT_TRUE(names.insert(c.name).second) << c.name;
+    EXPECT_TRUE(c.benchmark) << c.name;
+    EXPECT_EQ(c.generator, s.benchmarks[0].generator) << c.name;
+    EXPECT_EQ(c.dims.at("K") % 16, 0) << c.name;
+    shapes.insert(shape_text(s, c.dims));
+  }
+  for (const char* want : {"1024x1024x1024", "2048x2048x2048", "4096x4096x4096", "8192x8192x8192",
+                           "2048x18432x3072", "2048x8192x3072", "1000x3000x4112", "3000x5000x1040",
+                           "2048x2880x2880", "4096x4096x8192", "5120x5184x1040"})
+    EXPECT_EQ(shapes.count(want), 1u) << want;
+  // The sweep list is not among the cases --case or the records know.
+  EXPECT_EQ(s.find_case("square_1024"), nullptr);
+  EXPECT_EQ(s.benchmarks.size(), 2u);
+}
+
+TEST(SpecSweep, TheListIsOptional) {
+  auto doc = good_spec();
+  doc.erase("sweep");
+  Spec s;
+  std::string err;
+  ASSERT_TRUE(parse_spec(doc, "x/spec.json", &s, &err)) << err;
+  EXPECT_TRUE(s.sweep.empty());
+  EXPECT_EQ(s.spec_version, 1);
+}
+
+TEST(SpecSweep, EachKindOfBadEntryNamesItsField) {
+  struct Bad {
+    std::function<void(nlohmann::json&)> edit;
+    std::string want;
+  };
+  const std::vector<Bad> bad = {
+      {[](nlohmann::json& d) { d["sweep"] = "square"; },
+       "field 'sweep': expected a non-empty array of at most 1000 cases, got \"square\""},
+      {[](nlohmann::json& d) { d["sweep"] = nlohmann::json::array(); },
+       "field 'sweep': expected a non-empty array"},
+      {[](nlohmann::json& d) { d["sweep"][2] = 7; }, "field 'sweep[2]': expected an object"},
+      {[](nlohmann::json& d) { d["sweep"][1].erase("name"); },
+       "field 'sweep[1].name': expected a non-empty string, got nothing"},
+      {[](nlohmann::json& d) { d["sweep"][1]["name"] = "<b>"; },
+       "field 'sweep[1].name': expected at most 64 letters"},
+      {[](nlohmann::json& d) { d["sweep"][4].erase("generator"); },
+       "field 'sweep[4].generator': expected a non-empty string"},
+      {[](nlohmann::json& d) { d["sweep"][0]["seed"] = -3; },
+       "field 'sweep[0].seed': expected a non-negative integer"},
+      {[](nlohmann::json& d) { d["sweep"][0].erase("seed"); },
+       "field 'sweep[0].seed': expected an integer, got nothing"},
+      {[](nlohmann::json& d) { d["sweep"][3].erase("N"); },
+       "field 'sweep[3].N': expected an integer, got nothing"},
+      {[](nlohmann::json& d) { d["sweep"][3]["K"] = "8192"; },
+       "field 'sweep[3].K': expected an integer, got \"8192\""},
+      {[](nlohmann::json& d) { d["sweep"][3]["K"] = 8200; },
+       "field 'sweep[3].K': case 'square_8192': K = 8200 is outside the spec"},
+      {[](nlohmann::json& d) { d["sweep"][2]["M"] = 0; },
+       "field 'sweep[2].M': case 'square_4096': M = 0 is outside the spec"},
+      {[](nlohmann::json& d) { d["sweep"][5]["params"] = 1; },
+       "field 'sweep[5].params': expected an object"},
+      {[](nlohmann::json& d) { d["sweep"][6]["name"] = d["sweep"][0]["name"]; },
+       "field 'sweep[6].name': expected a name not used before in this list"},
+  };
+  for (size_t i = 0; i < bad.size(); ++i) {
+    SCOPED_TRACE("bad entry " + std::to_string(i));
+    auto doc = good_spec();
+    bad[i].edit(doc);
+    const std::string err = parse_error(doc);
+    EXPECT_NE(err.find("x/spec.json: " + bad[i].want), std::string::npos) << err;
+  }
+  // Names may repeat those of the tests and benchmarks: the list is its own.
+  auto doc = good_spec();
+  doc["sweep"][0]["name"] = "example";
+  Spec s;
+  std::string err;
+  EXPECT_TRUE(parse_spec(doc, "x/spec.json", &s, &err)) << err;
+}
+
+class ShapesFile : public testing::Test {
+ protected:
+  void SetUp() override {
+    std::string err;
+    ASSERT_TRUE(load_spec(challenge_dir(), &spec_, &err)) << err;
+    dir_ = ::testing::TempDir() + "/fp4arena_shapes_" + std::to_string(getpid());
+    ASSERT_TRUE(make_dirs(dir_, &err)) << err;
+  }
+  std::string write(const std::string& name, const std::string& text) {
+    std::string path = dir_ + "/" + name;
+    std::ofstream(path, std::ios::binary) << text;
+    return path;
+  }
+  std::string error_of(const std::string& path) {
+    std::vector<CaseSpec> out;
+    std::string err;
+    EXPECT_FALSE(load_shapes_file(path, spec_, &out, &err));
+    return err;
+  }
+  Spec spec_;
+  std::string dir_;
+};
+
+TEST_F(ShapesFile, AGoodFileGivesItsShapesInOrder) {
+  const std::string path = write("good.json", R"([
+    {"name": "b", "generator": "uniform", "seed": 7, "M": 64, "N": 96, "K": 128},
+    {"name": "a", "generator": "uniform", "seed": 8, "M": 1000, "N": 3000, "K": 4112,
+     "params": {"alpha": 1.0}}
+  ])");
+  std::vector<CaseSpec> out;
+  std::string err;
+  ASSERT_TRUE(load_shapes_file(path, spec_, &out, &err)) << err;
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].name, "b");
+  EXPECT_EQ(out[1].name, "a");
+  EXPECT_EQ(shape_text(spec_, out[1].dims), "1000x3000x4112");
+  EXPECT_EQ(out[1].seed, 8u);
+  EXPECT_TRUE(out[1].benchmark);
+  EXPECT_EQ(out[1].params["alpha"], 1.0);
+}
+
+TEST_F(ShapesFile, ErrorsNameTheFileAndTheField) {
+  std::string err = error_of(dir_ + "/missing.json");
+  EXPECT_NE(err.find(dir_ + "/missing.json: cannot open"), std::string::npos) << err;
+  std::string path = write("bad_json.json", "[{\"name\": ");
+  err = error_of(path);
+  EXPECT_NE(err.find(path + ": not valid JSON"), std::string::npos) << err;
+  path = write("object.json", R"({"sweep": []})");
+  err = error_of(path);
+  EXPECT_NE(err.find(path + ": field '(top level)': expected a non-empty array"), std::string::npos)
+      << err;
+  path = write("empty.json", "[]");
+  EXPECT_NE(error_of(path).find(path + ": field '(top level)'"), std::string::npos);
+  path = write("bad_k.json", R"([
+    {"name": "ok", "generator": "uniform", "seed": 1, "M": 64, "N": 64, "K": 64},
+    {"name": "bad", "generator": "uniform", "seed": 2, "M": 64, "N": 64, "K": 20}])");
+  err = error_of(path);
+  EXPECT_NE(err.find(path + ": field '[1].K': case 'bad': K = 20 is outside the spec"),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find("multiple of 16"), std::string::npos) << err;
+  path =
+      write("no_seed.json", R"([{"name": "x", "generator": "uniform", "M": 1, "N": 1, "K": 16}])");
+  EXPECT_NE(error_of(path).find(path + ": field '[0].seed': expected an integer, got nothing"),
+            std::string::npos);
+  path = write("deep.json", std::string(5000, '[') + std::string(5000, ']'));
+  err = error_of(path);
+  EXPECT_NE(err.find(path + ": not a list of shapes: JSON nested"), std::string::npos) << err;
+  path = write("dup.json", R"([
+    {"name": "x", "generator": "uniform", "seed": 1, "M": 64, "N": 64, "K": 64},
+    {"name": "x", "generator": "uniform", "seed": 2, "M": 64, "N": 64, "K": 64}])");
+  EXPECT_NE(error_of(path).find(path + ": field '[1].name'"), std::string::npos);
 }
 
 TEST(Spec, ExpressionsEvaluate) {

@@ -1,0 +1,410 @@
+#include "harness/sweep_report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <iomanip>
+#include <sstream>
+
+namespace fp4arena {
+namespace {
+
+// Chart constants, in SVG user units.
+constexpr double kPlotLeft = 78;     // room for the value axis' labels and title
+constexpr double kPlotRight = 24;    // margin right of the plot
+constexpr double kLegendRow = 20;    // one legend entry per row, above the plot
+constexpr double kLegendTop = 10;    // first legend row
+constexpr double kPlotHeight = 260;  // value axis length
+constexpr double kLabelRoom = 120;   // below the plot: the rotated shape labels
+constexpr double kGroupWidth = 76;   // per shape: two bars and the gap between groups
+constexpr double kMinWidth = 680;
+
+std::string fixed(double v, int prec) {
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(prec) << v;
+  return os.str();
+}
+
+// A number for the page: one decimal for values, more for small ones.
+std::string value_text(double v) {
+  return fixed(v, std::fabs(v) >= 100 ? 1 : std::fabs(v) >= 1 ? 2 : 4);
+}
+
+nlohmann::json opt(const std::optional<double>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+// A JSON field as text, whatever its type (the device object comes from outside).
+std::string field_text(const nlohmann::json& obj, const char* key) {
+  if (!obj.is_object()) return "";
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return "";
+  if (it->is_string()) return it->get<std::string>();
+  return it->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// The smallest of 1, 2, 2.5, 5 (times a power of ten) at least `raw`.
+double nice_step(double raw) {
+  if (!(raw > 0) || !std::isfinite(raw)) return 1;
+  const double p = std::pow(10.0, std::floor(std::log10(raw)));
+  for (double m : {1.0, 2.0, 2.5, 5.0, 10.0}) {
+    if (m * p >= raw * (1 - 1e-12)) return m * p;
+  }
+  return 10 * p;
+}
+
+// Tick labels with as many decimals as the step needs.
+std::string tick_text(double v, double step) {
+  int prec = 0;
+  while (prec < 6 &&
+         std::fabs(step * std::pow(10.0, prec) - std::round(step * std::pow(10.0, prec))) >
+             1e-9 * std::pow(10.0, prec)) {
+    ++prec;
+  }
+  return fixed(v, prec);
+}
+
+// The solution's name as the legend shows it: the file name without folders.
+std::string solution_stem(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+}  // namespace
+
+std::optional<double> SweepShape::ratio() const {
+  if (!value || !yardstick || !(yardstick->value > 0)) return std::nullopt;
+  return *value / yardstick->value;
+}
+
+bool SweepReport::passed() const {
+  if (shapes.empty()) return false;
+  for (const SweepShape& s : shapes) {
+    if (!s.passed()) return false;
+  }
+  return true;
+}
+
+std::string sweep_html_escape(const std::string& s) {
+  std::string out;
+  out.reserve(s.size());
+  const size_t n = s.size();
+  size_t i = 0;
+  while (i < n) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      switch (c) {
+        case '&':
+          out += "&amp;";
+          break;
+        case '<':
+          out += "&lt;";
+          break;
+        case '>':
+          out += "&gt;";
+          break;
+        case '"':
+          out += "&quot;";
+          break;
+        case '\'':
+          out += "&#39;";
+          break;
+        default:
+          if ((c < 0x20 && c != '\t' && c != '\n') || c == 0x7f) {
+            out += "\xEF\xBF\xBD";
+          } else {
+            out += static_cast<char>(c);
+          }
+      }
+      ++i;
+      continue;
+    }
+    // A well-formed UTF-8 sequence (no overlongs, no surrogates, at most U+10FFFF) is kept;
+    // anything else becomes one U+FFFD per byte.
+    int len = c >= 0xC2 && c <= 0xDF   ? 2
+              : c >= 0xE0 && c <= 0xEF ? 3
+              : c >= 0xF0 && c <= 0xF4 ? 4
+                                       : 0;
+    bool ok = len > 0 && i + len <= n;
+    for (int k = 1; ok && k < len; ++k) {
+      ok = (static_cast<unsigned char>(s[i + k]) & 0xC0) == 0x80;
+    }
+    if (ok && len >= 3) {
+      const unsigned char c1 = static_cast<unsigned char>(s[i + 1]);
+      if (c == 0xE0) ok = c1 >= 0xA0;
+      if (c == 0xED) ok = c1 < 0xA0;
+      if (c == 0xF0) ok = c1 >= 0x90;
+      if (c == 0xF4) ok = c1 < 0x90;
+    }
+    if (!ok) {
+      out += "\xEF\xBF\xBD";
+      ++i;
+      continue;
+    }
+    out.append(s, i, len);
+    i += len;
+  }
+  return out;
+}
+
+nlohmann::json sweep_json(const SweepReport& r) {
+  nlohmann::json shapes = nlohmann::json::array();
+  for (const SweepShape& s : r.shapes) {
+    nlohmann::json dims = nlohmann::json::object();
+    for (const auto& [name, v] : s.dims) dims[name] = v;
+    nlohmann::json y = nullptr;
+    if (s.yardstick) {
+      y = {{"name", s.yardstick->name},
+           {"median_ms", s.yardstick->median_ms},
+           {"value", s.yardstick->value},
+           {"ratio", opt(s.ratio())}};
+    }
+    std::optional<double> pct;
+    if (s.value && r.limit_value > 0) pct = 100 * *s.value / r.limit_value;
+    shapes.push_back({{"name", s.name},
+                      {"shape", s.label},
+                      {"dims", dims},
+                      {"workload", s.workload},
+                      {"verdict", s.verdict},
+                      {"reason", s.reason},
+                      {"over_limit", s.over_limit},
+                      {"passed", s.passed()},
+                      {"samples", s.samples},
+                      {"median_ms", opt(s.median_ms)},
+                      {"value", opt(s.value)},
+                      {"pct_of_limit", opt(pct)},
+                      {"yardstick", y}});
+  }
+  return {{"schema", kSweepSchema},
+          {"judge_version", r.judge_version},
+          {"created_utc", r.created_utc},
+          {"challenge", {{"name", r.challenge}, {"spec_version", r.spec_version}}},
+          {"solution", {{"path", r.solution_path}, {"sha256", r.solution_sha256}}},
+          {"device", r.device},
+          {"metric",
+           {{"name", r.metric_name},
+            {"unit", r.metric_unit},
+            {"workload", r.workload_kind},
+            {"expression", r.expression}}},
+          {"limit",
+           {{"name", r.limit_name},
+            {"value", r.limit_value > 0 ? nlohmann::json(r.limit_value) : nlohmann::json(nullptr)},
+            {"unit", r.metric_unit}}},
+          {"shapes_source", r.shapes_source},
+          {"timing", r.timing},
+          {"yardstick", r.yardstick_name},
+          {"shapes", shapes},
+          {"passed", r.passed()},
+          {"wall_seconds", r.wall_seconds}};
+}
+
+SweepChartLayout sweep_chart_layout(const SweepReport& r) {
+  SweepChartLayout l;
+  const double n = std::max<double>(1, double(r.shapes.size()));
+  l.group_width = kGroupWidth;
+  l.plot_left = kPlotLeft;
+  l.width = std::max(kMinWidth, kPlotLeft + n * kGroupWidth + kPlotRight);
+  l.plot_right = l.width - kPlotRight;
+  l.group_width = (l.plot_right - l.plot_left) / n;
+  l.plot_top = kLegendTop + 3 * kLegendRow + 14;
+  l.plot_bottom = l.plot_top + kPlotHeight;
+  l.height = l.plot_bottom + kLabelRoom;
+  double top = r.limit_value > 0 && std::isfinite(r.limit_value) ? r.limit_value : 0;
+  for (const SweepShape& s : r.shapes) {
+    if (s.value && std::isfinite(*s.value)) top = std::max(top, *s.value);
+    if (s.yardstick && std::isfinite(s.yardstick->value)) top = std::max(top, s.yardstick->value);
+  }
+  if (top > 0) {
+    // Headroom above the highest bar or line for its label, then five or so ticks.
+    const double padded = top * 1.08;
+    l.y_step = nice_step(padded / 5);
+    l.y_max = l.y_step * std::ceil(padded / l.y_step - 1e-9);
+  }
+  return l;
+}
+
+std::string sweep_html(const SweepReport& r) {
+  const auto esc = sweep_html_escape;
+  const SweepChartLayout l = sweep_chart_layout(r);
+  const std::string unit = esc(r.metric_unit);
+  const std::string device_name = field_text(r.device, "name");
+  int passed = 0;
+  for (const SweepShape& s : r.shapes) passed += s.passed();
+
+  std::ostringstream h;
+  h << R"(<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="generator" content="fp4arena sweep">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>fp4arena sweep: )"
+    << esc(r.challenge) << R"(</title>
+<style>
+body { margin: 0; background: #f6f7f9; color: #1d2330;
+  font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
+main { max-width: 1200px; margin: 0 auto; padding: 24px 20px 48px; }
+h1 { font-size: 24px; margin: 0 0 4px; }
+.meta { color: #4a5366; margin: 2px 0; }
+section { background: #fff; border: 1px solid #dde1e8; border-radius: 8px;
+  padding: 16px 20px; margin: 20px 0; }
+.scroll { overflow-x: auto; }
+svg.chart { display: block; height: auto; }
+svg.chart text { font-size: 12px; fill: #1d2330; }
+svg.chart .axis { stroke: #4a5366; stroke-width: 1; }
+svg.chart .grid { stroke: #e3e6ec; stroke-width: 1; }
+svg.chart .tick { fill: #4a5366; }
+svg.chart .solution { fill: #1f4fb4; }
+svg.chart .yardstick { fill: #e08a1e; }
+svg.chart .limit { stroke: #c0262d; stroke-width: 2; stroke-dasharray: 6 4; }
+svg.chart text.limit-label { fill: #c0262d; }
+svg.chart text.failed { fill: #c0262d; font-weight: 700; font-size: 14px; }
+table { border-collapse: collapse; width: 100%; font-size: 14px; }
+th, td { padding: 5px 9px; border-bottom: 1px solid #eceff4; text-align: left; vertical-align: top; }
+th { background: #f1f3f7; font-weight: 600; white-space: nowrap; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+tr.failed td { background: #fff1f1; }
+.verdict-passed { color: #1a7f37; font-weight: 600; }
+.verdict-failed { color: #c0262d; font-weight: 600; }
+td.reason { min-width: 260px; max-width: 480px; overflow-wrap: anywhere; font-size: 13px; }
+code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 13px; }
+</style>
+</head>
+<body>
+<main>
+)";
+  h << "<h1>Sweep: " << esc(r.challenge) << " <small>spec v" << r.spec_version << "</small></h1>\n";
+  if (!r.title.empty()) h << "<p class=\"meta\">" << esc(r.title) << "</p>\n";
+  h << "<p class=\"meta\">solution <code>" << esc(r.solution_path) << "</code> sha256 <code>"
+    << esc(r.solution_sha256.substr(0, 12)) << "</code></p>\n";
+  h << "<p class=\"meta\">device " << esc(device_name.empty() ? "unknown" : device_name);
+  const std::string sms = field_text(r.device, "sm_count");
+  const std::string clock = field_text(r.device, "sm_clock_max_mhz");
+  if (!sms.empty()) h << ", " << esc(sms) << " SMs";
+  if (!clock.empty()) h << ", " << esc(clock) << " MHz max";
+  h << "; " << esc(r.limit_name) << " limit ";
+  if (r.limit_value > 0) {
+    h << value_text(r.limit_value) << " " << unit;
+  } else {
+    h << "unknown for this device";
+  }
+  h << "</p>\n<p class=\"meta\">fp4arena " << esc(r.judge_version) << ", " << esc(r.created_utc)
+    << "; shapes from " << esc(r.shapes_source) << "; " << esc(r.timing) << "</p>\n";
+  h << "<p class=\"meta summary\"><strong>" << passed << " of " << r.shapes.size()
+    << " shapes passed</strong>; not a submit record: a sweep is never ranked.</p>\n";
+
+  // The chart.
+  const double bar_w = l.group_width * 0.34;
+  h << "<section>\n<div class=\"scroll\">\n<svg class=\"chart\" width=\"" << fixed(l.width, 0)
+    << "\" height=\"" << fixed(l.height, 0) << "\" viewBox=\"0 0 " << fixed(l.width, 0) << " "
+    << fixed(l.height, 0) << "\" role=\"img\" aria-label=\"" << unit
+    << " per shape: solution, yardstick and the " << esc(r.limit_name) << " limit\">\n";
+  // Legend: one row each.
+  double ly = kLegendTop;
+  h << "<g class=\"legend\">\n";
+  h << "<rect class=\"solution\" x=\"" << fixed(l.plot_left, 1) << "\" y=\"" << fixed(ly + 3, 1)
+    << "\" width=\"14\" height=\"12\"/><text x=\"" << fixed(l.plot_left + 20, 1) << "\" y=\""
+    << fixed(ly + 13, 1) << "\">solution: " << esc(solution_stem(r.solution_path)) << "</text>\n";
+  ly += kLegendRow;
+  h << "<rect class=\"yardstick\" x=\"" << fixed(l.plot_left, 1) << "\" y=\"" << fixed(ly + 3, 1)
+    << "\" width=\"14\" height=\"12\"/><text x=\"" << fixed(l.plot_left + 20, 1) << "\" y=\""
+    << fixed(ly + 13, 1)
+    << "\">yardstick: " << esc(r.yardstick_name.empty() ? "none timed" : r.yardstick_name)
+    << "</text>\n";
+  ly += kLegendRow;
+  h << "<line class=\"limit\" x1=\"" << fixed(l.plot_left, 1) << "\" y1=\"" << fixed(ly + 9, 1)
+    << "\" x2=\"" << fixed(l.plot_left + 14, 1) << "\" y2=\"" << fixed(ly + 9, 1)
+    << "\"/><text x=\"" << fixed(l.plot_left + 20, 1) << "\" y=\"" << fixed(ly + 13, 1)
+    << "\">device limit (" << esc(r.limit_name)
+    << "): " << (r.limit_value > 0 ? value_text(r.limit_value) + " " + unit : "unknown")
+    << "</text>\n";
+  h << "</g>\n";
+  // Value axis: grid lines and ticks.
+  for (int k = 0; k * l.y_step <= l.y_max * (1 + 1e-9); ++k) {
+    const double v = k * l.y_step;
+    const double y = l.y_of(v);
+    h << "<line class=\"grid\" x1=\"" << fixed(l.plot_left, 1) << "\" y1=\"" << fixed(y, 1)
+      << "\" x2=\"" << fixed(l.plot_right, 1) << "\" y2=\"" << fixed(y, 1) << "\"/>"
+      << "<text class=\"tick\" x=\"" << fixed(l.plot_left - 6, 1) << "\" y=\"" << fixed(y + 4, 1)
+      << "\" text-anchor=\"end\">" << tick_text(v, l.y_step) << "</text>\n";
+  }
+  const double mid = (l.plot_top + l.plot_bottom) / 2;
+  h << "<text class=\"axis-title\" x=\"16\" y=\"" << fixed(mid, 1)
+    << "\" text-anchor=\"middle\" transform=\"rotate(-90 16 " << fixed(mid, 1) << ")\">" << unit
+    << "</text>\n";
+  h << "<line class=\"axis\" x1=\"" << fixed(l.plot_left, 1) << "\" y1=\"" << fixed(l.plot_top, 1)
+    << "\" x2=\"" << fixed(l.plot_left, 1) << "\" y2=\"" << fixed(l.plot_bottom, 1) << "\"/>"
+    << "<line class=\"axis\" x1=\"" << fixed(l.plot_left, 1) << "\" y1=\""
+    << fixed(l.plot_bottom, 1) << "\" x2=\"" << fixed(l.plot_right, 1) << "\" y2=\""
+    << fixed(l.plot_bottom, 1) << "\"/>\n";
+  // Bars, per shape: the solution's left, the yardstick's right.
+  for (size_t i = 0; i < r.shapes.size(); ++i) {
+    const SweepShape& s = r.shapes[i];
+    const double cx = l.x_center(i);
+    const std::string name = esc(s.name), label = esc(s.label);
+    h << "<g class=\"shape\" data-shape=\"" << name << "\" data-dims=\"" << label << "\">";
+    if (s.value) {
+      const double y = l.y_of(*s.value);
+      h << "<rect class=\"solution\" x=\"" << fixed(cx - bar_w - 1, 1) << "\" y=\"" << fixed(y, 1)
+        << "\" width=\"" << fixed(bar_w, 1) << "\" height=\"" << fixed(l.plot_bottom - y, 1)
+        << "\"><title>" << name << " (" << label << "): solution " << value_text(*s.value) << " "
+        << unit << (s.over_limit ? ", above the device's limit" : "") << "</title></rect>";
+    } else {
+      h << "<text class=\"failed\" x=\"" << fixed(cx - bar_w / 2 - 1, 1) << "\" y=\""
+        << fixed(l.plot_bottom - 6, 1) << "\" text-anchor=\"middle\">&#x2717;<title>" << name
+        << " (" << label << "): " << esc(s.verdict) << (s.reason.empty() ? "" : ": ")
+        << esc(s.reason) << "</title></text>";
+    }
+    if (s.yardstick) {
+      const double y = l.y_of(s.yardstick->value);
+      h << "<rect class=\"yardstick\" x=\"" << fixed(cx + 1, 1) << "\" y=\"" << fixed(y, 1)
+        << "\" width=\"" << fixed(bar_w, 1) << "\" height=\"" << fixed(l.plot_bottom - y, 1)
+        << "\"><title>" << name << " (" << label << "): " << esc(s.yardstick->name) << " "
+        << value_text(s.yardstick->value) << " " << unit << "</title></rect>";
+    }
+    const double ty = l.plot_bottom + 14;
+    h << "<text class=\"shape-label\" x=\"" << fixed(cx, 1) << "\" y=\"" << fixed(ty, 1)
+      << "\" text-anchor=\"end\" transform=\"rotate(-35 " << fixed(cx, 1) << " " << fixed(ty, 1)
+      << ")\">" << label << "<title>" << name << "</title></text></g>\n";
+  }
+  if (r.limit_value > 0) {
+    const double y = l.y_of(r.limit_value);
+    h << "<line class=\"limit\" data-value=\"" << r.limit_value << "\" x1=\""
+      << fixed(l.plot_left, 1) << "\" y1=\"" << fixed(y, 1) << "\" x2=\"" << fixed(l.plot_right, 1)
+      << "\" y2=\"" << fixed(y, 1) << "\"/><text class=\"limit-label\" x=\""
+      << fixed(l.plot_right - 4, 1) << "\" y=\"" << fixed(y - 5, 1) << "\" text-anchor=\"end\">"
+      << esc(r.limit_name) << " limit " << value_text(r.limit_value) << " " << unit << "</text>\n";
+  }
+  h << "</svg>\n</div>\n</section>\n";
+
+  // The table.
+  h << "<section>\n<div class=\"scroll\"><table>\n<thead><tr><th>shape</th><th>dims</th>"
+    << "<th>verdict</th><th class=\"num\">median ms</th><th class=\"num\">" << unit
+    << "</th><th class=\"num\">% of " << esc(r.limit_name)
+    << "</th><th class=\"num\">yardstick ms</th><th class=\"num\">yardstick " << unit
+    << "</th><th class=\"num\">ratio</th><th>reason</th></tr></thead>\n<tbody>\n";
+  for (const SweepShape& s : r.shapes) {
+    const bool ok = s.passed();
+    h << "<tr class=\"" << (ok ? "passed" : "failed") << "\" data-shape=\"" << esc(s.name)
+      << "\"><td>" << esc(s.name) << "</td><td><code>" << esc(s.label) << "</code></td><td class=\""
+      << (ok ? "verdict-passed" : "verdict-failed") << "\">" << esc(s.verdict)
+      << (s.over_limit ? " (over limit)" : "") << "</td>";
+    h << "<td class=\"num\">" << (s.median_ms ? fixed(*s.median_ms, 4) : "&ndash;") << "</td>"
+      << "<td class=\"num\">" << (s.value ? value_text(*s.value) : "&ndash;") << "</td>"
+      << "<td class=\"num\">"
+      << (s.value && r.limit_value > 0 ? fixed(100 * *s.value / r.limit_value, 1) : "&ndash;")
+      << "</td>";
+    if (s.yardstick) {
+      h << "<td class=\"num\">" << fixed(s.yardstick->median_ms, 4) << "</td><td class=\"num\">"
+        << value_text(s.yardstick->value) << "</td>";
+    } else {
+      h << "<td class=\"num\">&ndash;</td><td class=\"num\">&ndash;</td>";
+    }
+    const std::optional<double> ratio = s.ratio();
+    h << "<td class=\"num\">" << (ratio ? fixed(*ratio, 2) : "&ndash;")
+      << "</td><td class=\"reason\">" << esc(s.reason) << "</td></tr>\n";
+  }
+  h << "</tbody>\n</table></div>\n</section>\n</main>\n</body>\n</html>\n";
+  return h.str();
+}
+
+}  // namespace fp4arena
