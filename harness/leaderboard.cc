@@ -1,5 +1,7 @@
 #include "harness/leaderboard.h"
 
+#include "harness/html.h"
+
 #include <algorithm>
 #include <cctype>
 #include <climits>
@@ -1191,32 +1193,6 @@ std::string md_code(const std::string& s) {
   for (char ch : s)
     if (ch == '`' || static_cast<unsigned char>(ch) < 0x20) return md_escape(s);
   return "`" + s + "`";
-}
-
-std::string html_escape(const std::string& s) {
-  std::string out;
-  for (char ch : s) {
-    switch (ch) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += static_cast<unsigned char>(ch) < 0x20 ? ' ' : ch;
-    }
-  }
-  return out;
 }
 
 std::string group_title(const BoardGroup& g) {

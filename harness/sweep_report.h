@@ -85,8 +85,4 @@ struct SweepChartLayout {
 };
 SweepChartLayout sweep_chart_layout(const SweepReport& report);
 
-/// Text made safe for HTML text and attribute values: & < > " ' as entities, ill-formed
-/// UTF-8 and control characters (tab and newline aside) as U+FFFD.
-std::string sweep_html_escape(const std::string& s);
-
 }  // namespace fp4arena

@@ -14,8 +14,14 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/chromium.h"
+
 namespace fp4arena {
 namespace {
+
+using testing_util::capture;
+using testing_util::find_chromium;
+using testing_util::shell_quote;
 
 namespace fs = std::filesystem;
 
@@ -26,30 +32,6 @@ std::string read_text(const fs::path& path) {
   std::ostringstream s;
   s << in.rdbuf();
   return s.str();
-}
-
-// Runs `command` through the shell and returns its stdout (stderr is left to the test log).
-std::pair<int, std::string> capture(const std::string& command) {
-  std::string out;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) return {-1, out};
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) out.append(buf, n);
-  return {pclose(pipe), out};
-}
-
-std::string find_chromium() {
-  if (access("/usr/bin/chromium", X_OK) == 0) return "/usr/bin/chromium";
-  auto [status, path] = capture("command -v chromium 2>/dev/null");
-  while (!path.empty() && (path.back() == '\n' || path.back() == '\r')) path.pop_back();
-  return status == 0 ? path : "";
-}
-
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char ch : s) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-  return q + "'";
 }
 
 // One <section class="group ..."> ... </section> per group, in page order.
@@ -145,12 +127,12 @@ TEST_F(HtmlBoard, ChromiumRendersTheRankedRowsAndTheChart) {
   const fs::path profile = dir_ / "profile";
   fs::create_directories(profile);
   const std::string command =
-      "timeout 60 " + quote(chromium) +
+      "timeout 60 " + shell_quote(chromium) +
       " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run"
       " --disable-background-networking --disable-component-update --disable-sync"
       " --user-data-dir=" +
-      quote(profile.string()) + " --dump-dom " + quote("file://" + html_path_.string()) +
-      " 2>/dev/null";
+      shell_quote(profile.string()) + " --dump-dom " +
+      shell_quote("file://" + html_path_.string()) + " 2>/dev/null";
   const auto [status, dom] = capture(command);
   ASSERT_EQ(status, 0) << command << "\n" << dom;
   // The dump is the browser's DOM, not the file: the parser closes and normalises the markup.

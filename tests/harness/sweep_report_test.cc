@@ -1,6 +1,7 @@
 // The sweep's JSON and HTML page from a made-up report: fields, escaping, the chart's
 // geometry, and the page as headless Chromium renders it (skipped where Chromium is absent).
 #include "harness/sweep_report.h"
+#include "harness/html.h"
 
 #include <unistd.h>
 
@@ -13,8 +14,14 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/chromium.h"
+
 namespace fp4arena {
 namespace {
+
+using testing_util::capture;
+using testing_util::find_chromium;
+using testing_util::shell_quote;
 
 namespace fs = std::filesystem;
 
@@ -127,19 +134,19 @@ TEST(SweepReport, JsonCarriesEveryShapeAndTheLimit) {
 }
 
 TEST(SweepReport, EscapingCoversMarkupQuotesBadUtf8AndControls) {
-  EXPECT_EQ(sweep_html_escape("<a href=\"x\">'&'</a>"),
+  EXPECT_EQ(html_escape("<a href=\"x\">'&'</a>"),
             "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;");
-  EXPECT_EQ(sweep_html_escape("caf\xc3\xa9 \xe2\x9c\x97"), "caf\xc3\xa9 \xe2\x9c\x97");
-  EXPECT_EQ(sweep_html_escape("a\xff"
-                              "b"),
+  EXPECT_EQ(html_escape("caf\xc3\xa9 \xe2\x9c\x97"), "caf\xc3\xa9 \xe2\x9c\x97");
+  EXPECT_EQ(html_escape("a\xff"
+                        "b"),
             "a\xef\xbf\xbd"
             "b");
-  EXPECT_EQ(sweep_html_escape("\xc3"), "\xef\xbf\xbd");  // cut short
-  EXPECT_EQ(sweep_html_escape("\xed\xa0\x80"),
-            "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");                     // surrogate
-  EXPECT_EQ(sweep_html_escape("\xc0\xaf"), "\xef\xbf\xbd\xef\xbf\xbd");  // overlong '/'
-  EXPECT_EQ(sweep_html_escape(std::string("x\0y\x1b", 4)), "x\xef\xbf\xbdy\xef\xbf\xbd");
-  EXPECT_EQ(sweep_html_escape("tab\tnew\nline"), "tab\tnew\nline");
+  EXPECT_EQ(html_escape("\xc3"), "\xef\xbf\xbd");  // cut short
+  EXPECT_EQ(html_escape("\xed\xa0\x80"),
+            "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");               // surrogate
+  EXPECT_EQ(html_escape("\xc0\xaf"), "\xef\xbf\xbd\xef\xbf\xbd");  // overlong '/'
+  EXPECT_EQ(html_escape(std::string("x\0y\x1b", 4)), "x\xef\xbf\xbdy\xef\xbf\xbd");
+  EXPECT_EQ(html_escape("tab\tnew\nline"), "tab\tnew\nline");
 }
 
 TEST(SweepReport, PageIsSelfContainedAndEscapesEverything) {
@@ -226,32 +233,8 @@ TEST(SweepReport, ChartGeometryPutsTheLimitWhereTheScaleSays) {
   EXPECT_DOUBLE_EQ(sweep_chart_layout(none).y_max, 1);
 }
 
-// Chromium, where installed: the page parses, the chart is in the DOM and its texts show.
-std::pair<int, std::string> capture(const std::string& command) {
-  std::string out;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) return {-1, out};
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) out.append(buf, n);
-  return {pclose(pipe), out};
-}
-
-std::string shell_quote(const std::string& s) {
-  std::string q = "'";
-  for (char ch : s) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-  return q + "'";
-}
-
-std::string chromium_path() {
-  if (access("/usr/bin/chromium", X_OK) == 0) return "/usr/bin/chromium";
-  auto [status, path] = capture("command -v chromium 2>/dev/null");
-  while (!path.empty() && (path.back() == '\n' || path.back() == '\r')) path.pop_back();
-  return status == 0 ? path : "";
-}
-
 TEST(SweepReport, ChromiumRendersTheChartAndTheTable) {
-  const std::string chromium = chromium_path();
+  const std::string chromium = find_chromium();
   if (chromium.empty()) {
     GTEST_SKIP() << "chromium not installed: neither /usr/bin/chromium nor `command -v chromium`"
                     " (apt-get install -y chromium, or scripts/setup --with-chromium)";
