@@ -7,6 +7,7 @@
 
 #include "challenges/nvfp4_matmul/yardstick.h"
 #include "harness/challenge.h"
+#include "harness/generate.h"
 #include "harness/parallel.h"
 #include "harness/rng.h"
 #include "reference/fp4_codecs.h"
@@ -59,26 +60,6 @@ bool read_params(const CaseSpec& c, Params* p, std::string* err) {
     return false;
   }
   return true;
-}
-
-// Fills `rows` rows of codes with fn(rng, row, k) -> 4-bit code, packing element 2j into
-// the low nibble of byte j.
-template <typename CodeFn>
-std::vector<uint8_t> make_codes(int64_t rows, int64_t K, uint64_t seed, uint64_t stream,
-                                CodeFn fn) {
-  std::vector<uint8_t> out(rows * K / 2);
-  parallel_for(rows, [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) {
-      Rng rng(seed, stream, r);
-      uint8_t* row = out.data() + r * K / 2;
-      for (int64_t j = 0; j < K / 2; ++j) {
-        uint8_t lo = fn(rng, r, 2 * j) & 0xF;
-        uint8_t hi = fn(rng, r, 2 * j + 1) & 0xF;
-        row[j] = static_cast<uint8_t>(lo | hi << 4);
-      }
-    }
-  });
-  return out;
 }
 
 // Scale codes: E4M3 round-to-nearest-even of a uniform value in [lo, hi).

@@ -8,6 +8,7 @@
 
 #include "challenges/w4a16_matmul/yardstick.h"
 #include "harness/challenge.h"
+#include "harness/generate.h"
 #include "harness/parallel.h"
 #include "harness/rng.h"
 #include "reference/oracle_w4a16_matmul.h"
@@ -41,25 +42,6 @@ std::vector<__half> make_halves(int64_t rows, int64_t cols, uint64_t seed, uint6
     for (int64_t r = r0; r < r1; ++r) {
       Rng rng(seed, stream, r);
       for (int64_t c = 0; c < cols; ++c) out[r * cols + c] = fn(rng, r, c);
-    }
-  });
-  return out;
-}
-
-// rows x K codes fn(rng, row, k), element 2j packed in the low nibble of byte j.
-template <typename CodeFn>
-std::vector<uint8_t> make_codes(int64_t rows, int64_t K, uint64_t seed, uint64_t stream,
-                                CodeFn fn) {
-  std::vector<uint8_t> out(rows * K / 2);
-  parallel_for(rows, [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) {
-      Rng rng(seed, stream, r);
-      uint8_t* row = out.data() + r * K / 2;
-      for (int64_t j = 0; j < K / 2; ++j) {
-        uint8_t lo = fn(rng, r, 2 * j) & 0xF;
-        uint8_t hi = fn(rng, r, 2 * j + 1) & 0xF;
-        row[j] = static_cast<uint8_t>(lo | hi << 4);
-      }
     }
   });
   return out;
