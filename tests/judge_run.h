@@ -132,22 +132,24 @@ struct CaseVerdict {
 };
 
 /// Judges `solution` on exactly `cases` of the challenge in `challenge_dir` with
-/// `--action run --json`, and checks the exit code, that every case was judged, and each
-/// case's verdict and reason. Returns the record.
-inline nlohmann::json expect_verdicts(const std::string& challenge_dir, const std::string& solution,
-                                      int exit_code, const std::vector<CaseVerdict>& cases) {
+/// `--action run --json` (plus `extra` arguments), and checks the exit code, the record's
+/// `passed`, and each case's verdict and reason. Returns the run for further checks.
+inline JudgeRun expect_verdicts(const std::string& challenge_dir, const std::string& solution,
+                                int exit_code, const std::vector<CaseVerdict>& cases,
+                                const std::vector<std::string>& extra = {}) {
   std::vector<std::string> args = {challenge_dir, "--solution", solution,
                                    "--action",    "run",        "--json"};
   for (const CaseVerdict& c : cases) {
     args.push_back("--case");
     args.push_back(c.name);
   }
+  args.insert(args.end(), extra.begin(), extra.end());
   JudgeRun r = run_judge(args);
   const std::string log = "stderr:\n" + r.err;
   EXPECT_EQ(r.exit_code, exit_code) << log;
   if (r.record.is_null()) {
     ADD_FAILURE() << "no record on stdout:\n" << r.out << log;
-    return r.record;
+    return r;
   }
   EXPECT_EQ(r.record.value("passed", true), exit_code == 0) << log;
   for (const CaseVerdict& want : cases) {
@@ -166,7 +168,16 @@ inline nlohmann::json expect_verdicts(const std::string& challenge_dir, const st
       EXPECT_FALSE(contains(reason, part)) << "reason: " << reason << "\nshould not say: " << part;
     }
   }
-  return r.record;
+  return r;
+}
+
+/// How many cases the record judged (tests and benchmarks).
+inline size_t judged_cases(const nlohmann::json& record) {
+  size_t n = 0;
+  for (const char* list : {"tests", "benchmarks"}) {
+    if (record.contains(list) && record[list].is_array()) n += record[list].size();
+  }
+  return n;
 }
 
 }  // namespace fp4arena::testing_util

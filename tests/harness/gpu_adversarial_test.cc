@@ -64,12 +64,8 @@ std::string adversarial(const std::string& stem) {
 
 // ---- The table: one fixture, the cases it is judged on, what each case must get ---------
 
-struct CaseExpectation {
-  std::string name;
-  std::string verdict;
-  std::vector<std::string> reason_has;    // each must occur in the case's reason
-  std::vector<std::string> reason_lacks;  // none may occur in it
-};
+// A case's verdict, phrases its reason must contain, and phrases it must not.
+using CaseExpectation = testing_util::CaseVerdict;
 
 struct Cheat {
   std::string id;                  // test name suffix
@@ -272,36 +268,17 @@ class GpuAdversarial : public ::testing::TestWithParam<Cheat> {};
 TEST_P(GpuAdversarial, GetsTheRightVerdict) {
   FP4ARENA_SKIP_WITHOUT_GPU();
   const Cheat& cheat = GetParam();
-  std::vector<std::string> args = {challenge_dir(), "--solution", cheat.solution,
-                                   "--action",      "run",        "--json"};
-  for (const CaseExpectation& c : cheat.cases) {
-    args.push_back("--case");
-    args.push_back(c.name);
-  }
-  args.insert(args.end(), cheat.extra.begin(), cheat.extra.end());
-  JudgeRun r = run_judge(args);
+  JudgeRun r = testing_util::expect_verdicts(challenge_dir(), cheat.solution, cheat.exit_code,
+                                             cheat.cases, cheat.extra);
   const std::string log = "stderr:\n" + r.err;
-  EXPECT_EQ(r.exit_code, cheat.exit_code) << log;
-  ASSERT_FALSE(r.record.is_null()) << "no record on stdout:\n" << r.out << log;
-  EXPECT_EQ(r.record.value("passed", true), cheat.exit_code == kPassed) << log;
-  size_t judged = r.record["tests"].size() + r.record["benchmarks"].size();
-  EXPECT_EQ(judged, cheat.cases.size()) << log;
+  EXPECT_EQ(testing_util::judged_cases(r.record), cheat.cases.size()) << log;
   for (const CaseExpectation& want : cheat.cases) {
-    SCOPED_TRACE("case " + want.name);
     const nlohmann::json* got = find_case(r.record, want.name);
-    ASSERT_NE(got, nullptr) << log;
-    std::string verdict = text_of(*got, "verdict"), reason = text_of(*got, "reason");
-    EXPECT_EQ(verdict, want.verdict) << "reason: " << reason << "\n" << log;
-    for (const std::string& part : want.reason_has) {
-      EXPECT_TRUE(contains(reason, part)) << "reason: " << reason << "\nmissing: " << part;
-    }
-    for (const std::string& part : want.reason_lacks) {
-      EXPECT_FALSE(contains(reason, part)) << "reason: " << reason << "\nshould not say: " << part;
-    }
-    if (want.verdict != "passed") {
-      // The summary a person reads says the same (Session's print_failure).
-      EXPECT_TRUE(contains(r.err, verdict + ": " + reason)) << log;
-    }
+    if (!got || want.verdict == "passed") continue;
+    // The summary a person reads says the same (Session's print_failure).
+    EXPECT_TRUE(contains(r.err, text_of(*got, "verdict") + ": " + text_of(*got, "reason")))
+        << "case " << want.name << "\n"
+        << log;
   }
   EXPECT_EQ(worker_processes(), 0);
 }

@@ -47,12 +47,7 @@ std::string fixture(const std::string& stem) {
   return source_dir() + "/tests/solutions/adversarial/w4a16/" + stem + ".cu";
 }
 
-struct CaseExpectation {
-  std::string name;
-  std::string verdict;
-  std::vector<std::string> reason_has;
-  std::vector<std::string> reason_lacks;
-};
+using CaseExpectation = testing_util::CaseVerdict;
 
 struct Bug {
   std::string id;
@@ -126,32 +121,8 @@ class GpuW4a16Adversarial : public ::testing::TestWithParam<Bug> {};
 TEST_P(GpuW4a16Adversarial, GetsTheRightVerdict) {
   FP4ARENA_SKIP_WITHOUT_GPU();
   const Bug& bug = GetParam();
-  std::vector<std::string> args = {w4a16_dir(), "--solution", bug.solution,
-                                   "--action",  "run",        "--json"};
-  for (const CaseExpectation& c : bug.cases) {
-    args.push_back("--case");
-    args.push_back(c.name);
-  }
-  JudgeRun r = run_judge(args);
-  const std::string log = "stderr:\n" + r.err;
-  EXPECT_EQ(r.exit_code, bug.exit_code) << log;
-  ASSERT_FALSE(r.record.is_null()) << "no record on stdout:\n" << r.out << log;
-  EXPECT_EQ(r.record.value("passed", true), bug.exit_code == kPassed) << log;
-  size_t judged = r.record["tests"].size() + r.record["benchmarks"].size();
-  EXPECT_EQ(judged, bug.cases.size()) << log;
-  for (const CaseExpectation& want : bug.cases) {
-    SCOPED_TRACE("case " + want.name);
-    const nlohmann::json* got = find_case(r.record, want.name);
-    ASSERT_NE(got, nullptr) << log;
-    std::string verdict = text_of(*got, "verdict"), reason = text_of(*got, "reason");
-    EXPECT_EQ(verdict, want.verdict) << "reason: " << reason << "\n" << log;
-    for (const std::string& part : want.reason_has) {
-      EXPECT_TRUE(contains(reason, part)) << "reason: " << reason << "\nmissing: " << part;
-    }
-    for (const std::string& part : want.reason_lacks) {
-      EXPECT_FALSE(contains(reason, part)) << "reason: " << reason << "\nshould not say: " << part;
-    }
-  }
+  JudgeRun r = testing_util::expect_verdicts(w4a16_dir(), bug.solution, bug.exit_code, bug.cases);
+  EXPECT_EQ(testing_util::judged_cases(r.record), bug.cases.size()) << "stderr:\n" << r.err;
 }
 
 INSTANTIATE_TEST_SUITE_P(W4a16, GpuW4a16Adversarial, ::testing::ValuesIn(bugs()));

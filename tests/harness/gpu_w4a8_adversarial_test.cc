@@ -51,11 +51,7 @@ std::string fixture(const std::string& stem) {
   return source_dir() + "/tests/solutions/adversarial/w4a8/" + stem + ".cu";
 }
 
-struct CaseExpectation {
-  std::string name;
-  std::string verdict;
-  std::vector<std::string> reason_has;
-};
+using CaseExpectation = testing_util::CaseVerdict;
 
 struct Bug {
   std::string id;
@@ -108,31 +104,8 @@ TEST_P(GpuW4a8Adversarial, GetsTheRightVerdict) {
   const std::string why = no_gpu_reason();
   if (!why.empty()) GTEST_SKIP() << why;
   const Bug& bug = GetParam();
-  std::vector<std::string> args = {source_dir() + "/challenges/w4a8_grouped_gemm",
-                                   "--solution",
-                                   fixture(bug.id),
-                                   "--action",
-                                   "run",
-                                   "--json"};
-  for (const CaseExpectation& c : bug.cases) {
-    args.push_back("--case");
-    args.push_back(c.name);
-  }
-  JudgeRun r = run_judge(args);
-  const std::string log = "stderr:\n" + r.err;
-  EXPECT_EQ(r.exit_code, bug.exit_code) << log;
-  ASSERT_FALSE(r.record.is_null()) << log;
-  EXPECT_EQ(r.record.value("passed", true), bug.exit_code == kPassed) << log;
-  for (const CaseExpectation& want : bug.cases) {
-    SCOPED_TRACE("case " + want.name);
-    const nlohmann::json* got = find_case(r.record, want.name);
-    ASSERT_NE(got, nullptr) << log;
-    std::string verdict = got->value("verdict", ""), reason = got->value("reason", "");
-    EXPECT_EQ(verdict, want.verdict) << "reason: " << reason << "\n" << log;
-    for (const std::string& part : want.reason_has) {
-      EXPECT_NE(reason.find(part), std::string::npos) << "reason: " << reason;
-    }
-  }
+  testing_util::expect_verdicts(source_dir() + "/challenges/w4a8_grouped_gemm", fixture(bug.id),
+                                bug.exit_code, bug.cases);
 }
 
 INSTANTIATE_TEST_SUITE_P(W4a8, GpuW4a8Adversarial, ::testing::ValuesIn(bugs()));
