@@ -363,10 +363,9 @@ uint8_t E2m1HalfAway(float v) {
   return static_cast<uint8_t>((std::signbit(v) ? 8 : 0) | mag);
 }
 
-TEST(Fp4QuantizeRule0, HalfAwayFromZeroFailsOnMidpoints) {
-  // Power-of-two scales (gs = 256, S = 1): every order sees the exact midpoints, none is a
-  // tie, so a half-away quantizer must fail at 0.25, 1.25, 2.5 and 5 (where even rounds
-  // down) and agree at 0.75, 1.75 and 3.5 (where even rounds up).
+// One row of two blocks under power-of-two scales (gs = 2688 / 10.5 = 256; block 1's scale
+// 1): block 1 holds every E2M1 midpoint and 6, positive then negative, divided by 256.
+std::vector<float> MidpointTensor() {
   std::vector<float> x(32, 0.0f);
   x[0] = 10.5f;
   const float mids[] = {0.25f, 0.75f, 1.25f, 1.75f, 2.5f, 3.5f, 5.0f, 6.0f};
@@ -374,6 +373,14 @@ TEST(Fp4QuantizeRule0, HalfAwayFromZeroFailsOnMidpoints) {
     x[16 + i] = mids[i] / 256.0f;
     x[24 + i] = -mids[i] / 256.0f;
   }
+  return x;
+}
+
+TEST(Fp4QuantizeRule0, HalfAwayFromZeroFailsOnMidpoints) {
+  // Power-of-two scales (gs = 256, S = 1): every order sees the exact midpoints, none is a
+  // tie, so a half-away quantizer must fail at 0.25, 1.25, 2.5 and 5 (where even rounds
+  // down) and agree at 0.75, 1.75 and 3.5 (where even rounds up).
+  const std::vector<float> x = MidpointTensor();
   const QuantizedFp4 q = nvfp4_quantize_ref(x.data(), 1, 32, kNvfp4RuleStatic6);
   Codes c;
   c.packed = q.packed;
@@ -390,13 +397,7 @@ TEST(Fp4QuantizeRule0, GlobalScaleOneUlpOffMayRoundExactMidpointsEitherWay) {
   // The same power-of-two midpoints: a kernel whose gs is one ulp above 256 computes
   // v = x * gs' / 1 just above each midpoint and rounds up. With its own gs that is correct,
   // so the judge accepts it; with the reference's exact gs the same codes are rejected.
-  std::vector<float> x(32, 0.0f);
-  x[0] = 10.5f;
-  const float mids[] = {0.25f, 0.75f, 1.25f, 1.75f, 2.5f, 3.5f, 5.0f, 6.0f};
-  for (int i = 0; i < 8; ++i) {
-    x[16 + i] = mids[i] / 256.0f;
-    x[24 + i] = -mids[i] / 256.0f;
-  }
+  const std::vector<float> x = MidpointTensor();
   const QuantizedFp4 q = nvfp4_quantize_ref(x.data(), 1, 32, kNvfp4RuleStatic6);
   const float gs_up = std::nextafter(256.0f, 1e30f);
   std::vector<uint8_t> packed = q.packed;
