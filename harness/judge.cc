@@ -384,9 +384,11 @@ class Session {
   RawCall send_call(const CaseSpec& c, const ProblemData& in, bool timed, const Layout& layout,
                     const std::vector<Poison>& poisons);
   CallResult call_once(const CaseSpec& c, const ProblemData& in, bool timed);
-  bool compute_expected(const ProblemData& in, Expected* out, std::string* err);
-  // Every output has an answer of the right size for its comparison.
-  bool check_all_expected(const ProblemData& in, const Expected& expected, std::string* err) const;
+  // The oracle's answer for every output; given what solve() wrote (`written`, by output
+  // name), the challenge's answer for the choices it made (Challenge::condition). Every
+  // output then has an answer of the right size for its comparison.
+  bool compute_expected(const ProblemData& in, Expected* out, std::string* err,
+                        const std::map<std::string, std::vector<uint8_t>>* written = nullptr);
 
   // Cases.
   nlohmann::json run_test(const CaseSpec& c);
@@ -548,20 +550,17 @@ bool Session::start_or_fail(CallResult* r) {
   return false;
 }
 
-bool Session::compute_expected(const ProblemData& in, Expected* out, std::string* err) {
+bool Session::compute_expected(const ProblemData& in, Expected* out, std::string* err,
+                               const std::map<std::string, std::vector<uint8_t>>* written) {
   const bool gpu = gpu_ && case_workload(spec_, in.dims) >= kGpuOracleWorkload;
   out->clear();
   if (!challenge_->oracle(in, gpu ? OracleDevice::kGpu : OracleDevice::kCpu, out, err)) {
     return false;
   }
-  return check_all_expected(in, *out, err);
-}
-
-bool Session::check_all_expected(const ProblemData& in, const Expected& expected,
-                                 std::string* err) const {
+  if (written && !challenge_->condition(in, *written, out, err)) return false;
   for (const ParamSpec* p : spec_.outputs()) {
-    auto it = expected.find(p->name);
-    if (it == expected.end()) {
+    auto it = out->find(p->name);
+    if (it == out->end()) {
       *err = "the oracle gave no answer for output '" + p->name + "'";
       return false;
     }
@@ -714,13 +713,14 @@ CallResult Session::call_once(const CaseSpec& c, const ProblemData& in, bool tim
   r.decision = decide_verdict(raw.facts);
   if (r.decision.verdict != Verdict::kPassed) return r;
 
-  // Keep the first call's outputs: the second call reuses the shared memory.
-  std::vector<std::vector<uint8_t>> first(outs.size()), second;
+  // Keep the first call's outputs, by name: the second call reuses the shared memory.
+  std::map<std::string, std::vector<uint8_t>> first;
+  std::vector<std::vector<uint8_t>> second;
   for (size_t i = 0; i < outs.size(); ++i) {
     for (const Slot& s : layout.slots) {
       if (s.param == outs[i]) {
         const uint8_t* p = worker_->shm() + s.offset + kCanaryBytes;
-        first[i].assign(p, p + s.payload);
+        first[outs[i]->name].assign(p, p + s.payload);
       }
     }
   }
@@ -744,11 +744,7 @@ CallResult Session::call_once(const CaseSpec& c, const ProblemData& in, bool tim
 
   Expected expected;
   std::string err;
-  std::map<std::string, std::vector<uint8_t>> written;
-  for (size_t i = 0; i < outs.size(); ++i) written[outs[i]->name] = first[i];
-  if (!compute_expected(in, &expected, &err) ||
-      !challenge_->condition(in, written, &expected, &err) ||
-      !check_all_expected(in, expected, &err)) {
+  if (!compute_expected(in, &expected, &err, &first)) {
     fatal_ = "oracle failed: " + err;
     r.decision = {Verdict::kNotRun, fatal_};
     return r;
@@ -759,9 +755,9 @@ CallResult Session::call_once(const CaseSpec& c, const ProblemData& in, bool tim
   for (size_t i = 0; i < outs.size(); ++i) {
     int64_t rows = 0, cols = 0;
     output_matrix(*outs[i], in.dims, &rows, &cols);
-    OutputReport o = compare_output(*outs[i], rows, cols, first[i].data(), poisons[i],
-                                    second.empty() ? nullptr : second[i].data(), second_poisons[i],
-                                    expected.at(outs[i]->name));
+    OutputReport o = compare_output(*outs[i], rows, cols, first.at(outs[i]->name).data(),
+                                    poisons[i], second.empty() ? nullptr : second[i].data(),
+                                    second_poisons[i], expected.at(outs[i]->name));
     if (!o.passed && facts.outputs_ok) {
       facts.outputs_ok = false;
       facts.outputs_summary = o.summary;
