@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "harness/rng.h"
+#include "harness/validate.h"
 #include "reference/cpu_gemm.h"
 
 namespace fp4arena {
@@ -162,13 +163,6 @@ uint16_t bf16_bits(float v) {
   return uint16_t(b >> 16);
 }
 
-float bf16_value(uint16_t bits) {
-  uint32_t b = uint32_t(bits) << 16;
-  float f;
-  std::memcpy(&f, &b, 4);
-  return f;
-}
-
 std::vector<uint8_t> bf16_buffer(const std::vector<float>& x) {
   std::vector<uint8_t> out(x.size() * 2);
   cpu_gemm::ParallelFor(cpu_gemm::ResolveThreads(0), (x.size() + 65535) / 65536, [&](size_t c) {
@@ -186,7 +180,7 @@ std::vector<float> bf16_buffer_values(const std::vector<uint8_t>& bytes) {
     for (size_t i = c * 65536; i < std::min(out.size(), (c + 1) * 65536); ++i) {
       uint16_t h;
       std::memcpy(&h, bytes.data() + 2 * i, 2);
-      out[i] = bf16_value(h);
+      out[i] = bf16_bits_to_float(h);
     }
   });
   return out;

@@ -28,9 +28,6 @@ float bf16_round(float v);
 /// The BF16 bits of a float that is exactly a BF16 value.
 uint16_t bf16_bits(float v);
 
-/// The float value of BF16 bits.
-float bf16_value(uint16_t bits);
-
 /// The raw BF16 buffer of floats that are exactly BF16 values (two bytes each, as solve()
 /// reads them).
 std::vector<uint8_t> bf16_buffer(const std::vector<float>& x);

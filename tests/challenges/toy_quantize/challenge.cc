@@ -19,6 +19,7 @@
 #include "harness/challenge.h"
 #include "harness/copy_yardstick.h"
 #include "harness/rng.h"
+#include "harness/validate.h"
 
 namespace fp4arena {
 namespace {
@@ -84,14 +85,14 @@ class ToyQuantize : public Challenge {
       for (int64_t k = 0; k < K; ++k) {
         uint16_t h;
         std::memcpy(&h, xb + 2 * (m * K + k), 2);
-        amax = std::max(amax, std::fabs(bf16_value(h)));
+        amax = std::max(amax, std::fabs(bf16_bits_to_float(h)));
       }
-      const float s32 = bf16_value(bf16_rne(amax > 0 ? amax / 127.0f : 1.0f));
+      const float s32 = bf16_bits_to_float(bf16_rne(amax > 0 ? amax / 127.0f : 1.0f));
       s.values[size_t(m)] = s32;
       for (int64_t k = 0; k < K; ++k) {
         uint16_t h;
         std::memcpy(&h, xb + 2 * (m * K + k), 2);
-        const float v = bf16_value(h) / s32;
+        const float v = bf16_bits_to_float(h) / s32;
         const float r = std::nearbyint(v);  // round half to even (default rounding mode)
         const size_t i = size_t(m * K + k);
         q.bytes[i] = uint8_t(std::max(0.0f, std::min(255.0f, 128.0f + r)));
