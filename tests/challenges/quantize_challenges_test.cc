@@ -13,6 +13,7 @@
 #include "reference/fp4_codecs.h"
 #include "reference/fp4_quantize.h"
 #include "tests/challenge_test.h"
+#include "tests/reference/e2m1_half_away.h"
 #include "tests/test_util.h"
 
 namespace fp4arena {
@@ -25,18 +26,6 @@ int nibble(const std::vector<uint8_t>& packed, size_t i) {
 void set_nibble(std::vector<uint8_t>* packed, size_t i, int code) {
   uint8_t& b = (*packed)[i / 2];
   b = uint8_t(i % 2 ? (b & 0x0F) | (code << 4) : (b & 0xF0) | code);
-}
-
-// E2M1 rounding with ties away from zero (a common hand-written bug), saturating at 6.
-int e2m1_half_away(float v) {
-  const float a = std::fabs(v);
-  static const float kMag[8] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f};
-  int best = 0;
-  for (int c = 1; c < 8; ++c) {
-    const float mid = 0.5f * (kMag[c - 1] + kMag[c]);
-    if (a >= mid) best = c;
-  }
-  return (std::signbit(v) ? 8 : 0) | best;
 }
 
 class QuantizeChallenge : public testing_util::ChallengeTest {
@@ -217,7 +206,7 @@ TEST_F(Nvfp4QuantizeChallenge, MidpointCasesHavePowerOfTwoScalesAndRejectHalfAwa
         ties += q.element_tie[i];
         for (float m : {0.25f, 0.75f, 1.25f, 1.75f, 2.5f, 3.5f, 5.0f})
           midpoints += std::fabs(v) == m;
-        set_nibble(&half_away, i, e2m1_half_away(v));
+        set_nibble(&half_away, i, testing::E2m1HalfAway(v));
       }
     }
     EXPECT_GT(midpoints, x.size() / 3);
@@ -375,7 +364,7 @@ TEST_F(Mxfp4QuantizeChallenge, MidpointsRejectHalfAwayAndScaleEdgesRejectTheFloo
   std::vector<uint8_t> got = e["q"].bytes;
   for (size_t i = 0; i < x.size(); ++i) {
     const float s = e8m0_decode(e["scales"].bytes[i / 32]);
-    set_nibble(&got, i, e2m1_half_away(x[i] / s));
+    set_nibble(&got, i, testing::E2m1HalfAway(x[i] / s));
   }
   EXPECT_TRUE(judge(d, e, "q", e["q"].bytes).passed);
   EXPECT_FALSE(judge(d, e, "q", got).passed);

@@ -1,5 +1,7 @@
 #include "reference/fp4_quantize.h"
 
+#include "tests/reference/e2m1_half_away.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -26,6 +28,8 @@ float Bf16(float x) {
   std::memcpy(&y, &u, sizeof y);
   return y;
 }
+
+using testing::E2m1HalfAway;
 
 uint8_t Nib(const std::vector<uint8_t>& packed, size_t i) {
   return (i & 1) ? packed[i / 2] >> 4 : packed[i / 2] & 0xF;
@@ -347,20 +351,6 @@ TEST(Fp4QuantizeRule0, CodesEqualThePlainRecipeAndNvfp4Quantize) {
     EXPECT_EQ(t.scales, plain.scales);
     EXPECT_EQ(t.global_scale, plain.global_scale);
   }
-}
-
-// Rounding half away from zero instead of to even: what a careless kernel might do.
-uint8_t E2m1HalfAway(float v) {
-  const float mags[] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f};
-  const float a = std::fabs(v);
-  int mag = 7;
-  for (int m = 0; m < 7; ++m) {
-    if (a < 0.5f * (mags[m] + mags[m + 1])) {
-      mag = m;
-      break;
-    }
-  }
-  return static_cast<uint8_t>((std::signbit(v) ? 8 : 0) | mag);
 }
 
 // One row of two blocks under power-of-two scales (gs = 2688 / 10.5 = 256; block 1's scale
