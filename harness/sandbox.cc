@@ -147,14 +147,17 @@ bool restrict_file_writes(const std::string& writable_dir, std::string* descript
       handled &
       (LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_TRUNCATE | LANDLOCK_ACCESS_FS_IOCTL_DEV);
   // /proc: writing existing files only. cuInit() names the threads it starts by writing
-  // /proc/<pid>/task/<tid>/comm and fails (error 304) if it cannot. The rule must be on /proc
+  // /proc/<pid>/task/<tid>/comm, opened with fopen(..., "wb"), so O_TRUNC: without the
+  // truncate right it fails (error 304, seen on an H200 with driver 580). The rule must be on /proc
   // itself: a rule binds an inode, and procfs may make a new one for /proc/<pid> at any
   // lookup. Beyond the process's own files this allows little: Landlock refuses ptrace
   // access (/proc/<pid>/mem, fd/ and the like) to every process outside the domain, a file
   // reached through a /proc/*/fd link is checked at its real path, and /proc/sys is root's.
-  bool ok = allow_beneath(ruleset, "/dev", dev_rights, err) &&
-            allow_beneath(ruleset, "/proc", LANDLOCK_ACCESS_FS_WRITE_FILE, err) &&
-            (writable_dir.empty() || allow_beneath(ruleset, writable_dir, handled, err));
+  bool ok =
+      allow_beneath(ruleset, "/dev", dev_rights, err) &&
+      allow_beneath(ruleset, "/proc",
+                    handled & (LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_TRUNCATE), err) &&
+      (writable_dir.empty() || allow_beneath(ruleset, writable_dir, handled, err));
   if (ok && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
     *err = std::string("prctl(PR_SET_NO_NEW_PRIVS): ") + std::strerror(errno);
     ok = false;

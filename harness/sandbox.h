@@ -24,8 +24,9 @@ int landlock_abi();
 /// truncate a file, create, remove, rename or link anything, make folders, device nodes,
 /// FIFOs, sockets or symbolic links, ioctl on devices) is refused with EACCES except under
 /// `writable_dir` (all of them), under /dev (write, truncate and ioctl on existing files
-/// only: CUDA's driver opens /dev/nvidia* read-write) and under /proc (writing existing
-/// files only: cuInit() names its threads through /proc/<pid>/task/<tid>/comm). Rights the
+/// only: CUDA's driver opens /dev/nvidia* read-write) and under /proc (writing and
+/// truncating existing files only: cuInit() names its threads through
+/// /proc/<pid>/task/<tid>/comm, opened with O_TRUNC). Rights the
 /// running kernel's Landlock ABI lacks are left out (REFER needs ABI 2, TRUNCATE 3,
 /// IOCTL_DEV 5). Reading and mapping files stay allowed everywhere. `writable_dir` may be
 /// empty (then only /dev and /proc).
