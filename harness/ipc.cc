@@ -4,6 +4,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -26,13 +27,17 @@ bool write_all(int fd, const void* data, size_t n, std::string* err) {
   return true;
 }
 
-// Reads exactly n bytes before `deadline`.
+// Reads exactly n bytes before `deadline`, polling without sleeping until `spin_until`.
 RecvStatus read_all(int fd, void* data, size_t n, std::chrono::steady_clock::time_point deadline,
-                    bool forever, std::string* err) {
+                    bool forever, std::chrono::steady_clock::time_point spin_until,
+                    std::string* err) {
   char* p = static_cast<char*>(data);
   while (n > 0) {
     int wait_ms = -1;
-    if (!forever) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now < spin_until && (forever || now < deadline)) {
+      wait_ms = 0;
+    } else if (!forever) {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
                       deadline - std::chrono::steady_clock::now())
                       .count();
@@ -46,6 +51,7 @@ RecvStatus read_all(int fd, void* data, size_t n, std::chrono::steady_clock::tim
       *err = std::string("poll failed: ") + std::strerror(errno);
       return RecvStatus::kError;
     }
+    if (pr == 0 && wait_ms == 0) continue;  // still spinning
     if (pr == 0) return RecvStatus::kTimeout;
     ssize_t r = read(fd, p, n);
     if (r < 0 && (errno == EINTR || errno == EAGAIN)) continue;
@@ -70,11 +76,14 @@ bool send_message(int fd, const nlohmann::json& msg, std::string* err) {
   return write_all(fd, hdr, 4, err) && write_all(fd, body.data(), body.size(), err);
 }
 
-RecvStatus recv_message(int fd, int timeout_ms, nlohmann::json* msg, std::string* err) {
+RecvStatus recv_message(int fd, int timeout_ms, nlohmann::json* msg, std::string* err,
+                        int spin_ms) {
   bool forever = timeout_ms < 0;
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  const auto start = std::chrono::steady_clock::now();
+  auto deadline = start + std::chrono::milliseconds(timeout_ms);
+  auto spin_until = start + std::chrono::milliseconds(std::max(0, spin_ms));
   unsigned char hdr[4];
-  RecvStatus st = read_all(fd, hdr, 4, deadline, forever, err);
+  RecvStatus st = read_all(fd, hdr, 4, deadline, forever, spin_until, err);
   if (st != RecvStatus::kOk) return st;
   uint32_t len = hdr[0] | hdr[1] << 8 | hdr[2] << 16 | uint32_t(hdr[3]) << 24;
   if (len > (64u << 20)) {
@@ -82,7 +91,7 @@ RecvStatus recv_message(int fd, int timeout_ms, nlohmann::json* msg, std::string
     return RecvStatus::kError;
   }
   std::string body(len, '\0');
-  st = read_all(fd, &body[0], len, deadline, forever, err);
+  st = read_all(fd, &body[0], len, deadline, forever, spin_until, err);
   if (st != RecvStatus::kOk) return st;
   try {
     *msg = nlohmann::json::parse(body);

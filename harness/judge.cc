@@ -500,15 +500,22 @@ bool Session::start_worker(std::string* err, bool* load_failed, CallFacts* load_
   worker_ = WorkerProcess::start(w, err);
   if (!worker_) return false;
   // The overhead of the judge's own clock: empty timed round trips, before any user code
-  // is in the worker's address space.
+  // is in the worker's address space, each after the pre-call traffic and L2 flush of a
+  // prepare with no buffers, as the empty round trip beside every timed call is.
   const double timeout = timeout_scale_ * spec_.call_timeout_seconds;
   std::vector<double> wall;
   // Under compute-sanitizer or ncu timing means nothing (and every blocking kernel would be
   // instrumented): no calibration.
   const int calibration_calls = wrapper_.empty() ? kCalibrationCalls : 0;
   for (int i = 0; i < calibration_calls; ++i) {
+    CallReply r = worker_->call({{"op", "prepare"},
+                                 {"buffers", nlohmann::json::array()},
+                                 {"args", nlohmann::json::array()},
+                                 {"flush_l2", true},
+                                 {"slot", -1}},
+                                timeout);
     auto t0 = Clock::now();
-    CallReply r = worker_->call({{"op", "empty"}}, timeout);
+    if (r.outcome == CallOutcome::kOk) r = worker_->call({{"op", "empty"}}, timeout);
     wall.push_back(seconds_since(t0) * 1000.0);
     if (r.outcome != CallOutcome::kOk) {
       *err = "worker failed while the judge calibrated its clock: " + r.detail;

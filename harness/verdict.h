@@ -72,7 +72,9 @@ constexpr double kWallMarginFraction = 0.10;
 /// The overhead subtracted for a benchmark is measured on empty round trips that the worker
 /// serves after the solution is loaded, so code in the worker could slow them to widen the
 /// allowance. It is therefore capped at the overhead calibrated before the solution was
-/// loaded plus this much (honest runs on an H200: 0.09-0.13 ms above it).
+/// loaded plus this much. Honest runs on an H200 (2026-11-23, ten benchmarks of four
+/// challenges): 0.05-0.13 ms above it; before the channel spun (kChannelSpinMs) up to
+/// 0.36 ms, and a 6 us kernel failed this check.
 constexpr double kOverheadCapMs = 0.25;
 
 struct Decision {

@@ -229,7 +229,8 @@ CallReply WorkerProcess::call(const nlohmann::json& request, double timeout_seco
   std::string err;
   if (!send_message(sock_, request, &err)) return reap_after_close();
   nlohmann::json reply;
-  RecvStatus st = recv_message(sock_, static_cast<int>(timeout_seconds * 1000), &reply, &err);
+  RecvStatus st =
+      recv_message(sock_, static_cast<int>(timeout_seconds * 1000), &reply, &err, kChannelSpinMs);
   if (st == RecvStatus::kTimeout) {
     kill_all();
     r.outcome = CallOutcome::kTimeout;

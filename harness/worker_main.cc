@@ -10,7 +10,8 @@
 // sandboxed worker may create or change files.
 //
 // Requests, one reply each: "empty" (a timed call of nothing: the judge calibrates the
-// overhead of its own clock on these before any user code is loaded), "load" (dlopen the
+// overhead of its own clock on these, each after a "prepare" with no buffers, before any
+// user code is loaded), "load" (dlopen the
 // solution), then per call "prepare" (buffers, arguments, L2 flush), "go" (the timed part),
 // "collect" (buffers back to shared memory), and "quit".
 #include <cuda_runtime.h>
@@ -297,7 +298,7 @@ int main(int argc, char** argv) {
   }
   for (;;) {
     nlohmann::json req;
-    RecvStatus st = recv_message(kWorkerSocketFd, -1, &req, &err);
+    RecvStatus st = recv_message(kWorkerSocketFd, -1, &req, &err, kChannelSpinMs);
     if (st != RecvStatus::kOk) return st == RecvStatus::kClosed ? 0 : 2;
     std::string op = req.value("op", "");
     if (op == "quit") return 0;
