@@ -1668,6 +1668,7 @@ ExitCode Session::run_profile(nlohmann::json* record) {
   log_ << "  " << std::left << std::setw(44) << "kernel" << std::right << std::setw(12)
        << "time (us)" << std::setw(8) << "SM %" << std::setw(10) << "tensor %" << std::setw(9)
        << "DRAM %" << std::setw(16) << "smem conflicts"
+       << "  busiest pipe"
        << "\n";
   nlohmann::json ks = nlohmann::json::array();
   double total_us = 0;
@@ -1676,14 +1677,20 @@ ExitCode Session::run_profile(nlohmann::json* record) {
     log_ << "  " << std::left << std::setw(44) << name << std::right << std::setw(12)
          << num(k.duration_us, 1) << std::setw(8) << num(k.sm_pct, 1) << std::setw(10)
          << num(k.tensor_pct, 1) << std::setw(9) << num(k.dram_pct, 1) << std::setw(16)
-         << num(k.bank_conflicts, 0) << "\n";
+         << num(k.bank_conflicts, 0) << "  "
+         << (k.busiest_pipe.empty() ? std::string("n/a")
+                                    : k.busiest_pipe + " " + num(k.busiest_pipe_pct, 1) + "%")
+         << "\n";
     total_us += std::max(0.0, k.duration_us);
     ks.push_back({{"name", k.name},
                   {"duration_us", k.duration_us},
                   {"sm_throughput_pct", k.sm_pct},
                   {"tensor_pipe_pct", k.tensor_pct},
                   {"dram_throughput_pct", k.dram_pct},
-                  {"shared_bank_conflicts", k.bank_conflicts}});
+                  {"shared_bank_conflicts", k.bank_conflicts},
+                  {"busiest_pipe", k.busiest_pipe.empty() ? nlohmann::json(nullptr)
+                                                          : nlohmann::json(k.busiest_pipe)},
+                  {"busiest_pipe_pct", k.busiest_pipe_pct}});
   }
   const double workload = case_workload(spec_, c->dims);
   if (total_us > 0) {

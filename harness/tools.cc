@@ -174,6 +174,13 @@ bool parse_ncu_raw_csv(const std::string& text, std::vector<KernelProfile>* out,
   for (size_t i = 0; i < header.size(); ++i) {
     if (std::regex_match(header[i], kTensor)) tensor.push_back(static_cast<int>(i));
   }
+  std::vector<std::pair<int, std::string>> pipes;
+  static const std::regex kPipe(
+      R"(sm__inst_executed_pipe_([a-z0-9]+)\.avg\.pct_of_peak_sustained_active)");
+  for (size_t i = 0; i < header.size(); ++i) {
+    std::smatch m;
+    if (std::regex_match(header[i], m, kPipe)) pipes.emplace_back(static_cast<int>(i), m[1].str());
+  }
   int conf = col(std::regex(R"(l1tex__data_bank_conflicts_pipe_lsu_mem_shared\.sum)"));
   int conf_ld = col(std::regex(R"(l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld\.sum)"));
   int conf_st = col(std::regex(R"(l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st\.sum)"));
@@ -194,6 +201,12 @@ bool parse_ncu_raw_csv(const std::string& text, std::vector<KernelProfile>* out,
     k.sm_pct = at(sm);
     k.dram_pct = at(dram);
     for (int c : tensor) k.tensor_pct = std::max(k.tensor_pct, at(c));
+    for (const auto& [c, pipe] : pipes) {
+      if (at(c) > k.busiest_pipe_pct) {
+        k.busiest_pipe_pct = at(c);
+        k.busiest_pipe = pipe;
+      }
+    }
     if (conf >= 0) {
       k.bank_conflicts = at(conf);
     } else if (conf_ld >= 0 || conf_st >= 0) {

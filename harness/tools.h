@@ -27,6 +27,11 @@ struct KernelProfile {
   double tensor_pct = -1;      ///< tensor pipe activity, % of peak (best tensor metric found)
   double dram_pct = -1;        ///< DRAM throughput, % of peak
   double bank_conflicts = -1;  ///< shared-memory bank conflicts (loads + stores)
+  /// The SM pipe with the highest issue rate, % of its peak while the SM was active
+  /// (sm__inst_executed_pipe_<name>.avg.pct_of_peak_sustained_active; tensor pipes are in
+  /// tensor_pct): "alu" near 80% says integer and compare work, not memory, sets the time.
+  std::string busiest_pipe;
+  double busiest_pipe_pct = -1;
 };
 
 /// Parses `ncu --csv --page raw` output (lines before the header are ignored). Metrics the

@@ -6,6 +6,8 @@
 // on the host by tests/challenges/quantize_challenges_test.cc.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -149,12 +151,22 @@ TEST_P(GpuQuantizeSolutions, PassesEveryTest) {
                   cases);
 }
 
+// Every .cu of the two challenges' solution folders, so that a new rung is covered at once.
+std::vector<std::pair<std::string, std::string>> shipped_quantize_solutions() {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const std::string name : {"nvfp4_quantize", "mxfp4_quantize"}) {
+    std::vector<std::string> files;
+    for (const auto& e : std::filesystem::directory_iterator(source_dir() + "/solutions/" + name)) {
+      if (e.path().extension() == ".cu") files.push_back(e.path().filename().string());
+    }
+    std::sort(files.begin(), files.end());
+    for (const std::string& f : files) out.emplace_back(name, f);
+  }
+  return out;
+}
+
 INSTANTIATE_TEST_SUITE_P(
-    Quantize, GpuQuantizeSolutions,
-    ::testing::Values(std::make_pair(std::string("nvfp4_quantize"), std::string("naive.cu")),
-                      std::make_pair(std::string("nvfp4_quantize"), std::string("two_pass.cu")),
-                      std::make_pair(std::string("mxfp4_quantize"), std::string("naive.cu")),
-                      std::make_pair(std::string("mxfp4_quantize"), std::string("vectorized.cu"))),
+    Quantize, GpuQuantizeSolutions, ::testing::ValuesIn(shipped_quantize_solutions()),
     [](const ::testing::TestParamInfo<std::pair<std::string, std::string>>& info) {
       std::string n = info.param.first + "_" + info.param.second;
       for (char& c : n) {

@@ -94,6 +94,24 @@ TEST(NcuCsv, HopperDramMetricName) {
   EXPECT_DOUBLE_EQ(k[0].dram_pct, 42.5);
 }
 
+TEST(NcuCsv, TheBusiestPipeIsNamed) {
+  const char* csv =
+      "\"ID\",\"Kernel Name\",\"sm__inst_executed_pipe_alu.avg.pct_of_peak_sustained_active\","
+      "\"sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active\","
+      "\"sm__inst_executed_pipe_fma_type_fp16.avg.pct_of_peak_sustained_active\","
+      "\"sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active\"\n"
+      "\"\",\"\",\"%\",\"%\",\"%\",\"%\"\n"
+      "\"0\",\"quantize\",\"78.86\",\"17.67\",\"99\",\"9.57\"\n"
+      "\"1\",\"copy\",\"3\",\"2\",\"0\",\"41.5\"\n";
+  std::vector<KernelProfile> k;
+  std::string err;
+  ASSERT_TRUE(parse_ncu_raw_csv(csv, &k, &err)) << err;
+  ASSERT_EQ(k.size(), 2u);
+  EXPECT_EQ(k[0].busiest_pipe, "alu");  // not fma_type_fp16: a sub-count of fma
+  EXPECT_DOUBLE_EQ(k[0].busiest_pipe_pct, 78.86);
+  EXPECT_EQ(k[1].busiest_pipe, "lsu");
+}
+
 TEST(NcuCsv, NoHeaderIsAnError) {
   std::vector<KernelProfile> k;
   std::string err;

@@ -1,0 +1,285 @@
+// fast_encode.cu: the third rung of the NVFP4 quantization ladder. two_pass.cu's two passes and
+// access pattern, with the arithmetic per element cut down: at 4.8 TB/s over 132 SMs an element
+// of x may cost about 20 instructions before the arithmetic, not the memory, sets the time, and
+// two_pass.cu spent about 30 (rule 0) and 80 (rule 1). What changed:
+//   - E2M1 rounding by integer arithmetic. Scaling |v| by 2^-126 lays E2M1's grid on FP32's
+//     (1.0 becomes the smallest normal, 0.5 the subnormal 2^-127, 6.0 is 1.5 * 2^-124), so
+//     rounding those bits to one mantissa bit, ties to even, gives the 3-bit magnitude code;
+//     the code's value is the reverse (code << 22, times 2^126). Seven compares become three
+//     integer operations (four with rule 1's saturation; rule 0 saturates a whole word of
+//     eight codes in three).
+//   - Rule 0: one correctly rounded gs / S per thread, then x * (gs / S) per element, an order
+//     the challenge's README allows, instead of a division per element (where gs / S
+//     overflows, as for a tensor of BF16 subnormals, (x * gs) * (1 / S)).
+//   Near the E2M1 boundaries 0.25 and 0.75 the scaling by 2^-126 makes |v| subnormal and
+//   rounds it once more (to 2^-23): values within 2^-21 of those boundaries may take the
+//   other code, inside the challenge's 2^-20 tie band, and the report counts them as ties.
+//   - Rule 1: deq = e2m1 value * ((S * amax) * (1 / 1536)), one product per element (the
+//     README's tie bound covers an order that forms S * amax first); each lane sums its eight
+//     squared errors and the pair adds the two sums (any order of the 16 terms is covered).
+//   - The block amax on BF16 pairs (__hmax2 of __habs2: three packed maxima for eight values).
+//   - One kernel per rule, so rule 0 carries none of rule 1's registers.
+//   - The amax lives in two alternating slots: the pass that reads one clears the other for the
+//     next call, so no memset is launched.
+// The formulas are otherwise the pinned ones of challenges/nvfp4_quantize/README.md.
+//
+//   run:  scripts/run_challenge challenges/nvfp4_quantize --solution
+//   solutions/nvfp4_quantize/fast_encode.cu
+#include <cuda_bf16.h>
+#include <cuda_fp8.h>
+
+#include <cstdint>
+
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kUnroll = 4;
+
+// max |x| as FP32 bits (non-negative floats order as integers). Call n accumulates into slot
+// n % 2; its second pass clears slot (n + 1) % 2, which no kernel of call n reads.
+__device__ unsigned int g_amax_bits[2];
+
+// 16 bytes of x, not kept in L1. The second pass is the last use of x: its loads carry an
+// L2 evict-first policy (PTX ISA, "createpolicy"; ld's .L2::cache_hint operand).
+template <bool kLastUse>
+__device__ __forceinline__ uint4 load_x(const uint4* p) {
+  uint4 v;
+  if (kLastUse) {
+    uint64_t policy;
+    asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+    asm volatile("ld.global.nc.L1::no_allocate.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p), "l"(policy));
+  } else {
+    asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p));
+  }
+  return v;
+}
+
+__device__ __forceinline__ void unpack8(const uint4& raw, float v[8]) {
+  const uint32_t w[4] = {raw.x, raw.y, raw.z, raw.w};
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    v[2 * i] = __uint_as_float(w[i] << 16);
+    v[2 * i + 1] = __uint_as_float(w[i] & 0xFFFF0000u);
+  }
+}
+
+// max |x| over the 8 BF16 values of `raw`, on BF16 pairs: three packed maxima of magnitudes.
+__device__ __forceinline__ float abs_max8(const uint4& raw) {
+  const __nv_bfloat162* h = reinterpret_cast<const __nv_bfloat162*>(&raw);
+  const __nv_bfloat162 m =
+      __hmax2(__hmax2(__habs2(h[0]), __habs2(h[1])), __hmax2(__habs2(h[2]), __habs2(h[3])));
+  return fmaxf(__bfloat162float(m.x), __bfloat162float(m.y));
+}
+
+// E2M1 magnitude code of a >= 0 given as w = a * 2^-126, rounded to nearest, ties to even, not
+// saturated (a < 10 gives 0..8). w's bits rounded to one mantissa bit: add just under half of
+// the kept unit, plus the kept bit (bit 22, moved to the top and back down) for ties to even.
+__device__ __forceinline__ uint32_t e2m1_code_unsaturated(float w) {
+  const uint32_t b = __float_as_uint(w);
+  return ((b + 0x1FFFFFu) + ((b << 9) >> 31)) >> 22;
+}
+
+// Saturates eight packed unsaturated codes at 6 (code 7): a nibble of 8 becomes 7.
+__device__ __forceinline__ uint32_t saturate_nibbles(uint32_t word) {
+  return word - ((word >> 3) & 0x11111111u);
+}
+
+// The value of magnitude code m: 0, 0.5, 1, 1.5, 2, 3, 4, 6.
+__device__ __forceinline__ float e2m1_value(uint32_t m) {
+  return __fmul_rn(__uint_as_float(m << 22), 0x1p126f);
+}
+
+// Sign bits of the 8 elements of `raw`, at bit 4i+3 for element i.
+__device__ __forceinline__ uint32_t sign_nibbles(const uint4& raw) {
+  const uint32_t w[4] = {raw.x, raw.y, raw.z, raw.w};
+  uint32_t s = 0;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) s |= (((w[i] >> 12) & 0x8u) | ((w[i] >> 24) & 0x80u)) << (8 * i);
+  return s;
+}
+
+__device__ __forceinline__ uint32_t e4m3_rne(float s) {
+  return __nv_cvt_float_to_fp8(s, __NV_SATFINITE, __NV_E4M3);
+}
+
+__device__ __forceinline__ float e4m3_value(uint32_t code) {
+  return __half2float(__half(__nv_cvt_fp8_to_halfraw(__nv_fp8_storage_t(code), __NV_E4M3)));
+}
+
+__global__ void __launch_bounds__(kThreads)
+    amax_kernel(const uint4* x, size_t pieces, unsigned int* slot) {
+  const size_t stride = size_t(gridDim.x) * kThreads;
+  float m = 0.0f;
+  for (size_t base = size_t(blockIdx.x) * kThreads + threadIdx.x; base < pieces;
+       base += stride * kUnroll) {
+    uint4 raw[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const size_t i = base + u * stride;
+      raw[u] = i < pieces ? load_x<false>(x + i) : make_uint4(0, 0, 0, 0);
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      float v[8];
+      unpack8(raw[u], v);
+#pragma unroll
+      for (int i = 0; i < 8; ++i) m = fmaxf(m, fabsf(v[i]));
+    }
+  }
+  for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xFFFFFFFFu, m, o));
+  __shared__ float warp_max[kThreads / 32];
+  if ((threadIdx.x & 31) == 0) warp_max[threadIdx.x / 32] = m;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    for (int w = 1; w < kThreads / 32; ++w) m = fmaxf(m, warp_max[w]);
+    atomicMax(slot, __float_as_uint(m));
+  }
+}
+
+// Rule 0 for this thread's 8 elements: codes packed low nibble first, and the scale code.
+__device__ __forceinline__ uint32_t rule0(const float v[8], float bmax, float gs,
+                                          uint32_t* scale_code) {
+  *scale_code = e4m3_rne(__fmul_rn(__fdiv_rn(bmax, 6.0f), gs));
+  const float S = e4m3_value(*scale_code);
+  if (S == 0.0f) return 0u;  // every code 0, -0 included
+  const float r = __fdiv_rn(gs, S);
+  uint32_t word = 0;
+  if (r <= 3.4e38f) {
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      word |= e2m1_code_unsaturated(__fmul_rn(__fmul_rn(fabsf(v[i]), r), 0x1p-126f)) << (4 * i);
+    }
+  } else {
+    // gs / S overflows where amax is tiny (gs near FLT_MAX) and S an E4M3 subnormal; the
+    // pinned (x * gs) / S stays finite: x * gs, then times 1 / S.
+    const float inv = __fdiv_rn(1.0f, S);
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      const float a = __fmul_rn(__fmul_rn(fabsf(v[i]), gs), inv);
+      word |= e2m1_code_unsaturated(__fmul_rn(a, 0x1p-126f)) << (4 * i);
+    }
+  }
+  // |v| <= 6 / (1 - 2^-4) < 7 under a normal E4M3 scale, and below 9 under a subnormal one
+  // (rounded from no less than two thirds of it): codes 0..8, saturated here.
+  return saturate_nibbles(word);
+}
+
+// Rule 1's candidate with scale code `sc`: magnitude codes packed low nibble first (0 where S
+// is 0), and this lane's sum of squared errors over its 8 elements.
+__device__ __forceinline__ uint32_t candidate(const float v[8], uint32_t sc, float ds, float amax,
+                                              float* err) {
+  const float S = e4m3_value(sc);
+  const float r = S == 0.0f ? 0.0f : __fdiv_rn(1.0f, __fmul_rn(ds, S));
+  const float D = __fmul_rn(__fmul_rn(S, amax), 1.0f / 1536.0f);
+  uint32_t word = 0;
+  float e = 0.0f;
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    const float a = fabsf(v[i]);
+    const uint32_t m = min(e2m1_code_unsaturated(__fmul_rn(__fmul_rn(a, r), 0x1p-126f)), 7u);
+    word |= m << (4 * i);
+    // |deq| - |x|: deq carries x's sign (code 0: deq 0), so this squares to (deq - x)^2.
+    const float d = __fsub_rn(__fmul_rn(e2m1_value(m), D), a);
+    e = __fadd_rn(e, __fmul_rn(d, d));
+  }
+  *err = e;
+  return word;
+}
+
+// Piece p (16 bytes of x) is half p % 2 of block p / 2; pieces are visited from the end, so
+// that the second pass starts on what the first left in L2.
+template <int kRule>
+__global__ void __launch_bounds__(kThreads)
+    quantize_kernel(const uint4* x, uint32_t* q, uint8_t* scales, float* global_scale,
+                    size_t pieces, const unsigned int* slot, unsigned int* next_slot) {
+  const float amax = __uint_as_float(*slot);
+  const float gs = amax > 0.0f ? (kRule == 0 ? 2688.0f : 1536.0f) / amax : 1.0f;
+  const float ds = 1.0f / gs;
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    *global_scale = gs;
+    *next_slot = 0u;
+  }
+  const size_t stride = size_t(gridDim.x) * kThreads;
+  const size_t lane = threadIdx.x & 31;
+  // The loop test uses the warp's first lane, so that the whole warp runs the shuffles.
+  for (size_t base = size_t(blockIdx.x) * kThreads + threadIdx.x; base - lane < pieces;
+       base += stride * kUnroll) {
+    uint4 raw[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const size_t j = base + u * stride;
+      raw[u] = j < pieces ? load_x<true>(x + (pieces - 1 - j)) : make_uint4(0, 0, 0, 0);
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const size_t j = base + u * stride;
+      const size_t p = pieces - 1 - j;  // pieces is even: lanes 2k, 2k+1 share a block
+      float v[8];
+      unpack8(raw[u], v);
+      const float m = abs_max8(raw[u]);
+      const float bmax = fmaxf(m, __shfl_xor_sync(0xFFFFFFFFu, m, 1));
+      uint32_t word, scale_code;
+      if (kRule == 0) {
+        word = rule0(v, bmax, gs, &scale_code);
+      } else {
+        const float s6 = __fmul_rn(__fdiv_rn(bmax, 6.0f), gs);
+        const uint32_t c6 = e4m3_rne(s6), c4 = e4m3_rne(__fmul_rn(s6, 1.5f));
+        float e6, e4;
+        const uint32_t w6 = candidate(v, c6, ds, amax, &e6);
+        const uint32_t w4 = candidate(v, c4, ds, amax, &e4);
+        e6 = __fadd_rn(e6, __shfl_xor_sync(0xFFFFFFFFu, e6, 1));
+        e4 = __fadd_rn(e4, __shfl_xor_sync(0xFFFFFFFFu, e4, 1));
+        const bool four = e4 < e6 && amax > 0.0f;
+        scale_code = amax > 0.0f ? (four ? c4 : c6) : 0u;
+        word = e4m3_value(scale_code) == 0.0f ? 0u : (four ? w4 : w6);
+      }
+      if (j >= pieces) continue;
+      // Signs only where the scale is nonzero: code 0, never 8, where S is 0.
+      q[p] = word | (e4m3_value(scale_code) == 0.0f ? 0u : sign_nibbles(raw[u]));
+      if ((p & 1) == 0) scales[p / 2] = uint8_t(scale_code);
+    }
+  }
+}
+
+int resident_grid(const void* kernel) {
+  int device = 0, sms = 0, per_sm = 0;
+  cudaGetDevice(&device);
+  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+  cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, 0);
+  return sms * (per_sm > 0 ? per_sm : 1);
+}
+
+}  // namespace
+
+extern "C" void solve(const __nv_bfloat16* x, uint8_t* q, uint8_t* scales, float* global_scale,
+                      int M, int K, int rule) {
+  static int amax_grid = 0, rule0_grid = 0, rule1_grid = 0;
+  static unsigned int* slots = nullptr;
+  static unsigned int calls = 0;
+  if (amax_grid == 0) {
+    amax_grid = resident_grid(reinterpret_cast<const void*>(amax_kernel));
+    rule0_grid = resident_grid(reinterpret_cast<const void*>(quantize_kernel<0>));
+    rule1_grid = resident_grid(reinterpret_cast<const void*>(quantize_kernel<1>));
+    cudaGetSymbolAddress(reinterpret_cast<void**>(&slots), g_amax_bits);
+  }
+  const unsigned int s = calls++ & 1u;
+  const size_t pieces = size_t(M) * K / 8;
+  const size_t waves = (pieces + kThreads - 1) / kThreads;
+  const auto grid = [&](int resident) {
+    return unsigned(waves < size_t(resident) ? waves : size_t(resident));
+  };
+  const uint4* x4 = reinterpret_cast<const uint4*>(x);
+  uint32_t* q4 = reinterpret_cast<uint32_t*>(q);
+  amax_kernel<<<grid(amax_grid), kThreads>>>(x4, pieces, slots + s);
+  if (rule == 0) {
+    quantize_kernel<0><<<grid(rule0_grid), kThreads>>>(x4, q4, scales, global_scale, pieces,
+                                                       slots + s, slots + (s ^ 1u));
+  } else {
+    quantize_kernel<1><<<grid(rule1_grid), kThreads>>>(x4, q4, scales, global_scale, pieces,
+                                                       slots + s, slots + (s ^ 1u));
+  }
+}
