@@ -22,6 +22,10 @@
 //   - The amax lives in two alternating slots: the pass that reads one clears the other for the
 //     next call, so no memset is launched.
 // The formulas are otherwise the pinned ones of challenges/nvfp4_quantize/README.md.
+// Judged on an H200 (2026-11-23, --action submit): table5_weights 0.091 ms (rule 0, 0.46x the
+// device-to-device copy of the same bytes) and 0.146 ms (rule 1, 0.28x); two_pass.cu: 0.27x
+// and 0.07x. ncu: the quantize pass keeps the ALU pipe 74% busy, so integer work, not DRAM,
+// still sets its time.
 //
 //   run:  scripts/run_challenge challenges/nvfp4_quantize --solution
 //   solutions/nvfp4_quantize/fast_encode.cu
