@@ -1,31 +1,34 @@
-// fast_encode.cu: the third rung of the NVFP4 quantization ladder. two_pass.cu's two passes and
-// access pattern, with the arithmetic per element cut down: at 4.8 TB/s over 132 SMs an element
-// of x may cost about 20 instructions before the arithmetic, not the memory, sets the time, and
-// two_pass.cu spent about 30 (rule 0) and 80 (rule 1). What changed:
+// fast_encode.cu: the third rung of the NVFP4 quantization ladder. two_pass.cu's two passes (the
+// second walking x backwards, onto what the first left in L2), with the arithmetic per element
+// cut down: at 4.8 TB/s over 132 SMs an element of x may cost about 20 instructions before the
+// arithmetic, not the memory, sets the time, and two_pass.cu spent about 30 (rule 0) and 80
+// (rule 1). What changed:
 //   - E2M1 rounding by integer arithmetic. Scaling |v| by 2^-126 lays E2M1's grid on FP32's
 //     (1.0 becomes the smallest normal, 0.5 the subnormal 2^-127, 6.0 is 1.5 * 2^-124), so
 //     rounding those bits to one mantissa bit, ties to even, gives the 3-bit magnitude code;
 //     the code's value is the reverse (code << 22, times 2^126). Seven compares become three
 //     integer operations (four with rule 1's saturation; rule 0 saturates a whole word of
 //     eight codes in three).
-//   - Rule 0: one correctly rounded gs / S per thread, then x * (gs / S) per element, an order
+//   - One thread per block of 16 (two 16-byte loads, one 8-byte store of codes, one scale
+//     byte): the block's scale, its divisions and its conversions are computed once, not by
+//     both threads of a pair, and rule 1's squared errors are summed in the pinned order.
+//   - Rule 0: one correctly rounded gs / S per block, then x * (gs / S) per element, an order
 //     the challenge's README allows, instead of a division per element (where gs / S
 //     overflows, as for a tensor of BF16 subnormals, (x * gs) * (1 / S)).
-//   Near the E2M1 boundaries 0.25 and 0.75 the scaling by 2^-126 makes |v| subnormal and
-//   rounds it once more (to 2^-23): values within 2^-21 of those boundaries may take the
-//   other code, inside the challenge's 2^-20 tie band, and the report counts them as ties.
 //   - Rule 1: deq = e2m1 value * ((S * amax) * (1 / 1536)), one product per element (the
-//     README's tie bound covers an order that forms S * amax first); each lane sums its eight
-//     squared errors and the pair adds the two sums (any order of the 16 terms is covered).
+//     README's tie bound covers an order that forms S * amax first).
 //   - The block amax on BF16 pairs (__hmax2 of __habs2: three packed maxima for eight values).
 //   - One kernel per rule, so rule 0 carries none of rule 1's registers.
 //   - The amax lives in two alternating slots: the pass that reads one clears the other for the
 //     next call, so no memset is launched.
+//   Near the E2M1 boundaries 0.25 and 0.75 the scaling by 2^-126 makes |v| subnormal and
+//   rounds it once more (to 2^-23): values within 2^-21 of those boundaries may take the
+//   other code, inside the challenge's 2^-20 tie band, and the report counts them as ties.
 // The formulas are otherwise the pinned ones of challenges/nvfp4_quantize/README.md.
-// Judged on an H200 (2026-11-23, --action submit): table5_weights 0.091 ms (rule 0, 0.46x the
-// device-to-device copy of the same bytes) and 0.146 ms (rule 1, 0.28x); two_pass.cu: 0.27x
-// and 0.07x. ncu: the quantize pass keeps the ALU pipe 74% busy, so integer work, not DRAM,
-// still sets its time.
+// Judged on an H200 (2026-11-23, --action submit): table5_weights 0.081 ms (rule 0, 0.51x the
+// device-to-device copy of the same bytes) and 0.127 ms (rule 1, 0.32x); two_pass.cu: 0.27x
+// and 0.07x. ncu (on the version with two threads per block, 0.46x): the quantize pass kept
+// the ALU pipe 74% busy, so integer work, not DRAM, sets its time.
 //
 //   run:  scripts/run_challenge challenges/nvfp4_quantize --solution
 //   solutions/nvfp4_quantize/fast_encode.cu
@@ -144,49 +147,35 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-// Rule 0 for this thread's 8 elements: codes packed low nibble first, and the scale code.
-__device__ __forceinline__ uint32_t rule0(const float v[8], float bmax, float gs,
-                                          uint32_t* scale_code) {
-  *scale_code = e4m3_rne(__fmul_rn(__fdiv_rn(bmax, 6.0f), gs));
-  const float S = e4m3_value(*scale_code);
-  if (S == 0.0f) return 0u;  // every code 0, -0 included
-  const float r = __fdiv_rn(gs, S);
+// Rule 0's codes of 8 elements under r = gs / S (or, where that overflows, gs and 1 / S).
+__device__ __forceinline__ uint32_t rule0_codes(const float v[8], float r, bool split, float gs,
+                                                float inv) {
   uint32_t word = 0;
-  if (r <= 3.4e38f) {
+  if (!split) {
 #pragma unroll
     for (int i = 0; i < 8; ++i) {
       word |= e2m1_code_unsaturated(__fmul_rn(__fmul_rn(fabsf(v[i]), r), 0x1p-126f)) << (4 * i);
     }
   } else {
-    // gs / S overflows where amax is tiny (gs near FLT_MAX) and S an E4M3 subnormal; the
-    // pinned (x * gs) / S stays finite: x * gs, then times 1 / S.
-    const float inv = __fdiv_rn(1.0f, S);
 #pragma unroll
     for (int i = 0; i < 8; ++i) {
       const float a = __fmul_rn(__fmul_rn(fabsf(v[i]), gs), inv);
       word |= e2m1_code_unsaturated(__fmul_rn(a, 0x1p-126f)) << (4 * i);
     }
   }
-  // |v| <= 6 / (1 - 2^-4) < 7 under a normal E4M3 scale, and below 9 under a subnormal one
-  // (rounded from no less than two thirds of it): codes 0..8, saturated here.
   return saturate_nibbles(word);
 }
 
-// Rule 1's candidate with scale code `sc`: magnitude codes packed low nibble first (0 where S
-// is 0), and this lane's sum of squared errors over its 8 elements.
-__device__ __forceinline__ uint32_t candidate(const float v[8], uint32_t sc, float ds, float amax,
-                                              float* err) {
-  const float S = e4m3_value(sc);
-  const float r = S == 0.0f ? 0.0f : __fdiv_rn(1.0f, __fmul_rn(ds, S));
-  const float D = __fmul_rn(__fmul_rn(S, amax), 1.0f / 1536.0f);
+// Rule 1's candidate over 8 elements: magnitude codes, and the squared errors added to *err in
+// element order (no fused multiply-add).
+__device__ __forceinline__ uint32_t candidate8(const float v[8], float r, float D, float* err) {
   uint32_t word = 0;
-  float e = 0.0f;
+  float e = *err;
 #pragma unroll
   for (int i = 0; i < 8; ++i) {
     const float a = fabsf(v[i]);
     const uint32_t m = min(e2m1_code_unsaturated(__fmul_rn(__fmul_rn(a, r), 0x1p-126f)), 7u);
     word |= m << (4 * i);
-    // |deq| - |x|: deq carries x's sign (code 0: deq 0), so this squares to (deq - x)^2.
     const float d = __fsub_rn(__fmul_rn(e2m1_value(m), D), a);
     e = __fadd_rn(e, __fmul_rn(d, d));
   }
@@ -194,12 +183,14 @@ __device__ __forceinline__ uint32_t candidate(const float v[8], uint32_t sc, flo
   return word;
 }
 
-// Piece p (16 bytes of x) is half p % 2 of block p / 2; pieces are visited from the end, so
-// that the second pass starts on what the first left in L2.
+constexpr int kBlocksPerStep = 2;
+
+// One thread per block of 16 (two 16-byte loads); blocks are visited from the end, so that
+// the second pass starts on what the first left in L2.
 template <int kRule>
 __global__ void __launch_bounds__(kThreads)
-    quantize_kernel(const uint4* x, uint32_t* q, uint8_t* scales, float* global_scale,
-                    size_t pieces, const unsigned int* slot, unsigned int* next_slot) {
+    quantize_kernel(const uint4* x, uint2* q, uint8_t* scales, float* global_scale, size_t blocks,
+                    const unsigned int* slot, unsigned int* next_slot) {
   const float amax = __uint_as_float(*slot);
   const float gs = amax > 0.0f ? (kRule == 0 ? 2688.0f : 1536.0f) / amax : 1.0f;
   const float ds = 1.0f / gs;
@@ -208,43 +199,61 @@ __global__ void __launch_bounds__(kThreads)
     *next_slot = 0u;
   }
   const size_t stride = size_t(gridDim.x) * kThreads;
-  const size_t lane = threadIdx.x & 31;
-  // The loop test uses the warp's first lane, so that the whole warp runs the shuffles.
-  for (size_t base = size_t(blockIdx.x) * kThreads + threadIdx.x; base - lane < pieces;
-       base += stride * kUnroll) {
-    uint4 raw[kUnroll];
+  for (size_t base = size_t(blockIdx.x) * kThreads + threadIdx.x; base < blocks;
+       base += stride * kBlocksPerStep) {
+    uint4 raw[kBlocksPerStep][2];
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
+    for (int u = 0; u < kBlocksPerStep; ++u) {
       const size_t j = base + u * stride;
-      raw[u] = j < pieces ? load_x<true>(x + (pieces - 1 - j)) : make_uint4(0, 0, 0, 0);
+      const size_t b = blocks - 1 - j;
+      raw[u][0] = j < blocks ? load_x<true>(x + 2 * b) : make_uint4(0, 0, 0, 0);
+      raw[u][1] = j < blocks ? load_x<true>(x + 2 * b + 1) : make_uint4(0, 0, 0, 0);
     }
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
+    for (int u = 0; u < kBlocksPerStep; ++u) {
       const size_t j = base + u * stride;
-      const size_t p = pieces - 1 - j;  // pieces is even: lanes 2k, 2k+1 share a block
-      float v[8];
-      unpack8(raw[u], v);
-      const float m = abs_max8(raw[u]);
-      const float bmax = fmaxf(m, __shfl_xor_sync(0xFFFFFFFFu, m, 1));
-      uint32_t word, scale_code;
+      if (j >= blocks) continue;
+      const size_t b = blocks - 1 - j;
+      float lo[8], hi[8];
+      unpack8(raw[u][0], lo);
+      unpack8(raw[u][1], hi);
+      const float bmax = fmaxf(abs_max8(raw[u][0]), abs_max8(raw[u][1]));
+      uint32_t w0 = 0, w1 = 0, scale_code;
       if (kRule == 0) {
-        word = rule0(v, bmax, gs, &scale_code);
+        scale_code = e4m3_rne(__fmul_rn(__fdiv_rn(bmax, 6.0f), gs));
+        const float S = e4m3_value(scale_code);
+        if (S != 0.0f) {
+          const float r = __fdiv_rn(gs, S);
+          const bool split = !(r <= 3.4e38f);
+          const float inv = split ? __fdiv_rn(1.0f, S) : 0.0f;
+          w0 = rule0_codes(lo, r, split, gs, inv);
+          w1 = rule0_codes(hi, r, split, gs, inv);
+        }
       } else {
         const float s6 = __fmul_rn(__fdiv_rn(bmax, 6.0f), gs);
         const uint32_t c6 = e4m3_rne(s6), c4 = e4m3_rne(__fmul_rn(s6, 1.5f));
-        float e6, e4;
-        const uint32_t w6 = candidate(v, c6, ds, amax, &e6);
-        const uint32_t w4 = candidate(v, c4, ds, amax, &e4);
-        e6 = __fadd_rn(e6, __shfl_xor_sync(0xFFFFFFFFu, e6, 1));
-        e4 = __fadd_rn(e4, __shfl_xor_sync(0xFFFFFFFFu, e4, 1));
+        const float S6 = e4m3_value(c6), S4 = e4m3_value(c4);
+        const float r6 = S6 == 0.0f ? 0.0f : __fdiv_rn(1.0f, __fmul_rn(ds, S6));
+        const float r4 = S4 == 0.0f ? 0.0f : __fdiv_rn(1.0f, __fmul_rn(ds, S4));
+        const float D6 = __fmul_rn(__fmul_rn(S6, amax), 1.0f / 1536.0f);
+        const float D4 = __fmul_rn(__fmul_rn(S4, amax), 1.0f / 1536.0f);
+        float e6 = 0.0f, e4 = 0.0f;
+        const uint32_t a6 = candidate8(lo, r6, D6, &e6), b6 = candidate8(hi, r6, D6, &e6);
+        const uint32_t a4 = candidate8(lo, r4, D4, &e4), b4 = candidate8(hi, r4, D4, &e4);
         const bool four = e4 < e6 && amax > 0.0f;
         scale_code = amax > 0.0f ? (four ? c4 : c6) : 0u;
-        word = e4m3_value(scale_code) == 0.0f ? 0u : (four ? w4 : w6);
+        w0 = four ? a4 : a6;
+        w1 = four ? b4 : b6;
       }
-      if (j >= pieces) continue;
       // Signs only where the scale is nonzero: code 0, never 8, where S is 0.
-      q[p] = word | (e4m3_value(scale_code) == 0.0f ? 0u : sign_nibbles(raw[u]));
-      if ((p & 1) == 0) scales[p / 2] = uint8_t(scale_code);
+      if (e4m3_value(scale_code) == 0.0f) {
+        w0 = w1 = 0u;
+      } else {
+        w0 |= sign_nibbles(raw[u][0]);
+        w1 |= sign_nibbles(raw[u][1]);
+      }
+      q[b] = make_uint2(w0, w1);
+      scales[b] = uint8_t(scale_code);
     }
   }
 }
@@ -271,19 +280,19 @@ extern "C" void solve(const __nv_bfloat16* x, uint8_t* q, uint8_t* scales, float
     cudaGetSymbolAddress(reinterpret_cast<void**>(&slots), g_amax_bits);
   }
   const unsigned int s = calls++ & 1u;
-  const size_t pieces = size_t(M) * K / 8;
-  const size_t waves = (pieces + kThreads - 1) / kThreads;
-  const auto grid = [&](int resident) {
+  const size_t pieces = size_t(M) * K / 8, blocks = pieces / 2;
+  const auto grid = [](size_t work, int resident) {
+    const size_t waves = (work + kThreads - 1) / kThreads;
     return unsigned(waves < size_t(resident) ? waves : size_t(resident));
   };
   const uint4* x4 = reinterpret_cast<const uint4*>(x);
-  uint32_t* q4 = reinterpret_cast<uint32_t*>(q);
-  amax_kernel<<<grid(amax_grid), kThreads>>>(x4, pieces, slots + s);
+  uint2* q2 = reinterpret_cast<uint2*>(q);
+  amax_kernel<<<grid(pieces, amax_grid), kThreads>>>(x4, pieces, slots + s);
   if (rule == 0) {
-    quantize_kernel<0><<<grid(rule0_grid), kThreads>>>(x4, q4, scales, global_scale, pieces,
-                                                       slots + s, slots + (s ^ 1u));
+    quantize_kernel<0><<<grid(blocks, rule0_grid), kThreads>>>(x4, q2, scales, global_scale, blocks,
+                                                               slots + s, slots + (s ^ 1u));
   } else {
-    quantize_kernel<1><<<grid(rule1_grid), kThreads>>>(x4, q4, scales, global_scale, pieces,
-                                                       slots + s, slots + (s ^ 1u));
+    quantize_kernel<1><<<grid(blocks, rule1_grid), kThreads>>>(x4, q2, scales, global_scale, blocks,
+                                                               slots + s, slots + (s ^ 1u));
   }
 }
