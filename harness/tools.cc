@@ -171,15 +171,16 @@ bool parse_ncu_raw_csv(const std::string& text, std::vector<KernelProfile>* out,
   std::vector<int> tensor;
   static const std::regex kTensor(
       R"(sm__(pipe_tensor_op_\w+_cycles_active|inst_executed_pipe_tensor_op_\w+|pipe_tensor_\w*cycles_active)\.avg\.pct_of_peak_sustained_(active|elapsed))");
-  for (size_t i = 0; i < header.size(); ++i) {
-    if (std::regex_match(header[i], kTensor)) tensor.push_back(static_cast<int>(i));
-  }
   std::vector<std::pair<int, std::string>> pipes;
   static const std::regex kPipe(
       R"(sm__inst_executed_pipe_([a-z0-9]+)\.avg\.pct_of_peak_sustained_active)");
   for (size_t i = 0; i < header.size(); ++i) {
     std::smatch m;
-    if (std::regex_match(header[i], m, kPipe)) pipes.emplace_back(static_cast<int>(i), m[1].str());
+    if (std::regex_match(header[i], kTensor)) {
+      tensor.push_back(static_cast<int>(i));
+    } else if (std::regex_match(header[i], m, kPipe)) {
+      pipes.emplace_back(static_cast<int>(i), m[1].str());
+    }
   }
   int conf = col(std::regex(R"(l1tex__data_bank_conflicts_pipe_lsu_mem_shared\.sum)"));
   int conf_ld = col(std::regex(R"(l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld\.sum)"));

@@ -3,7 +3,9 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -30,6 +32,19 @@ inline std::string toy_challenge_dir() {
 }
 inline std::string worker_bin() {
   return binary_dir() + "/fp4arena_worker";
+}
+
+/// The file names of the shipped solutions of `challenge` (solutions/<challenge>/*.cu), sorted;
+/// empty when the folder does not exist.
+inline std::vector<std::string> shipped_solutions(const std::string& challenge) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e :
+       std::filesystem::directory_iterator(source_dir() + "/solutions/" + challenge, ec)) {
+    if (e.path().extension() == ".cu") out.push_back(e.path().filename().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 struct CliResult {

@@ -6,8 +6,6 @@
 // on the host by tests/challenges/quantize_challenges_test.cc.
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -155,12 +153,7 @@ TEST_P(GpuQuantizeSolutions, PassesEveryTest) {
 std::vector<std::pair<std::string, std::string>> shipped_quantize_solutions() {
   std::vector<std::pair<std::string, std::string>> out;
   for (const std::string name : {"nvfp4_quantize", "mxfp4_quantize"}) {
-    std::vector<std::string> files;
-    for (const auto& e : std::filesystem::directory_iterator(source_dir() + "/solutions/" + name)) {
-      if (e.path().extension() == ".cu") files.push_back(e.path().filename().string());
-    }
-    std::sort(files.begin(), files.end());
-    for (const std::string& f : files) out.emplace_back(name, f);
+    for (const std::string& f : testing_util::shipped_solutions(name)) out.emplace_back(name, f);
   }
   return out;
 }

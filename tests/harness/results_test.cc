@@ -64,10 +64,13 @@ TEST(CommittedResults, BoardRanksThemAll) {
   // They are v1 records, read through the migration and noted as such on the board.
   std::ifstream board(o.out_dir + "/leaderboard.json");
   const nlohmann::json b = nlohmann::json::parse(board);
-  for (const auto& g : b["groups"])
+  for (const auto& g : b["groups"]) {
     for (const auto& e : g["entries"]) {
-      if (e["schema"] == "fp4arena.submit.v1") EXPECT_EQ(e["notes"], nlohmann::json({"v1 record"}));
+      if (e["schema"] == "fp4arena.submit.v1") {
+        EXPECT_EQ(e["notes"], nlohmann::json({"v1 record"}));
+      }
     }
+  }
 }
 
 }  // namespace

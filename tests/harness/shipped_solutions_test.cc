@@ -2,10 +2,10 @@
 // judge's own compile path and matches the challenge's signature: on every machine that
 // builds fp4arena, GPU or not, so that no rung of a ladder rots unnoticed between GPU runs.
 // (Whether each one passes its tests is the GPU suites' job.)
-#include <dirent.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,27 +19,19 @@ namespace fp4arena {
 namespace {
 
 using testing_util::binary_dir;
+using testing_util::shipped_solutions;
 using testing_util::source_dir;
-
-std::vector<std::string> entries(const std::string& dir) {
-  std::vector<std::string> out;
-  DIR* d = opendir(dir.c_str());
-  if (!d) return out;
-  while (dirent* e = readdir(d)) {
-    if (e->d_name[0] != '.') out.push_back(e->d_name);
-  }
-  closedir(d);
-  std::sort(out.begin(), out.end());
-  return out;
-}
 
 // (challenge, file) for every solutions/<challenge>/<file>.cu.
 std::vector<std::pair<std::string, std::string>> shipped() {
+  std::vector<std::string> challenges;
+  for (const auto& e : std::filesystem::directory_iterator(source_dir() + "/solutions")) {
+    if (e.is_directory()) challenges.push_back(e.path().filename().string());
+  }
+  std::sort(challenges.begin(), challenges.end());
   std::vector<std::pair<std::string, std::string>> out;
-  for (const std::string& ch : entries(source_dir() + "/solutions")) {
-    for (const std::string& f : entries(source_dir() + "/solutions/" + ch)) {
-      if (f.size() > 3 && f.compare(f.size() - 3, 3, ".cu") == 0) out.emplace_back(ch, f);
-    }
+  for (const std::string& ch : challenges) {
+    for (const std::string& f : shipped_solutions(ch)) out.emplace_back(ch, f);
   }
   return out;
 }
