@@ -102,6 +102,35 @@ RecvStatus recv_message(int fd, int timeout_ms, nlohmann::json* msg, std::string
   return RecvStatus::kOk;
 }
 
+std::string hex_of_bytes(const void* data, size_t n) {
+  static const char* digits = "0123456789abcdef";
+  const auto* b = static_cast<const unsigned char*>(data);
+  std::string s;
+  s.reserve(2 * n);
+  for (size_t i = 0; i < n; ++i) {
+    s += digits[b[i] >> 4];
+    s += digits[b[i] & 15];
+  }
+  return s;
+}
+
+bool bytes_of_hex(const std::string& hex, void* out, size_t n) {
+  if (hex.size() != 2 * n) return false;
+  auto nibble = [](char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  auto* b = static_cast<unsigned char*>(out);
+  for (size_t i = 0; i < n; ++i) {
+    int hi = nibble(hex[2 * i]), lo = nibble(hex[2 * i + 1]);
+    if (hi < 0 || lo < 0) return false;
+    b[i] = static_cast<unsigned char>(hi << 4 | lo);
+  }
+  return true;
+}
+
 SharedRegion::~SharedRegion() {
   if (data_) munmap(data_, size_);
   if (fd_ >= 0) close(fd_);

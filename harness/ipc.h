@@ -28,6 +28,11 @@ RecvStatus recv_message(int fd, int timeout_ms, nlohmann::json* msg, std::string
 /// microseconds, so both sides catch them while spinning.
 constexpr int kChannelSpinMs = 50;
 
+/// `n` bytes as 2n lowercase hex digits (CUDA IPC handles travel as text in messages).
+std::string hex_of_bytes(const void* data, size_t n);
+/// The inverse: false unless `hex` is exactly 2n hex digits (either case).
+bool bytes_of_hex(const std::string& hex, void* out, size_t n);
+
 /// An anonymous shared-memory region (memfd) mapped read-write.
 class SharedRegion {
  public:

@@ -15,6 +15,7 @@
 #include <memory>
 #include <sstream>
 
+#include "harness/call_window.h"
 #include "harness/challenge.h"
 #include "harness/device_info.h"
 #include "harness/dump.h"
@@ -197,6 +198,7 @@ struct CallResult {
   double host_call_ms = 0;
   bool hold_timed_out = false;
   double busy_after_us = 0;
+  double copy_allowance_ms = 0;
 };
 
 // What the worker's reply and the returned buffers say, before the answer is checked.
@@ -207,6 +209,9 @@ struct RawCall {
   double empty_wall_ms = 0;  // ... around an empty timed round trip just before it
   double worker_go_ms = 0;   // the worker's own clock around go (reported, diagnostic)
   bool hold_timed_out = false;
+  double copy_allowance_ms = 0;    // what the window's copies may add (CallWindow)
+  const uint8_t* image = nullptr;  // every buffer after the call, at its layout offset
+  bool judge_failed = false;       // the judge's own CUDA work failed (fatal_ says how)
 };
 
 nlohmann::json output_json(const OutputReport& o) {
@@ -383,6 +388,10 @@ class Session {
   bool start_or_fail(CallResult* r);
   RawCall send_call(const CaseSpec& c, const ProblemData& in, bool timed, const Layout& layout,
                     const std::vector<Poison>& poisons);
+  CallReply windowed_call(const nlohmann::json& request, double timeout, double* ms);
+  // The judge's pre-call work (L2 flush) in its own context: the yardstick's, and the
+  // flush inside every call window. Null with *err set when it cannot be made.
+  PreCall* judge_pre_call(std::string* err);
   CallResult call_once(const CaseSpec& c, const ProblemData& in, bool timed);
   // The oracle's answer for every output; given what solve() wrote (`written`, by output
   // name), the challenge's answer for the choices it made (Challenge::condition). Every
@@ -433,7 +442,9 @@ class Session {
   std::string nvcc_version_;
   std::string no_gpu_reason_;
   std::unique_ptr<WorkerProcess> worker_;
-  std::unique_ptr<PreCall> judge_pre_call_;  // the yardstick's pre-call work
+  std::unique_ptr<PreCall> judge_pre_call_;  // see judge_pre_call()
+  // The judge's hands on the worker's buffers (harness/call_window.h); null under a tool.
+  std::unique_ptr<CallWindow> window_;
   size_t shm_bytes_ = 0;
   bool gpu_ = false;
   bool progress_shown_ = false;
@@ -474,6 +485,15 @@ ExitCode Session::fail_internal(const std::string& what) {
   return ExitCode::kInternal;
 }
 
+PreCall* Session::judge_pre_call(std::string* err) {
+  if (!judge_pre_call_) {
+    auto p = std::make_unique<PreCall>();
+    if (!p->init(1.0, err)) return nullptr;
+    judge_pre_call_ = std::move(p);
+  }
+  return judge_pre_call_.get();
+}
+
 bool Session::start_worker(std::string* err, bool* load_failed, CallFacts* load_facts) {
   if (load_failed) *load_failed = false;
   WorkerOptions w;
@@ -497,11 +517,22 @@ bool Session::start_worker(std::string* err, bool* load_failed, CallFacts* load_
     *err = "worker program not found at " + w.worker_path + " (build the fp4arena_worker target)";
     return false;
   }
+  // The judge's window on the worker's buffers, set up (and its copies timed) before the
+  // first worker runs; the mappings of an earlier worker go with it.
+  if (wrapper_.empty() && !window_) {
+    PreCall* flush = judge_pre_call(err);
+    if (!flush) return false;
+    auto cw = std::make_unique<CallWindow>();
+    if (!cw->init(flush, err)) return false;
+    window_ = std::move(cw);
+  }
+  if (window_) window_->unmap_all();
   worker_ = WorkerProcess::start(w, err);
   if (!worker_) return false;
-  // The overhead of the judge's own clock: empty timed round trips, before any user code
-  // is in the worker's address space, each after the pre-call traffic and L2 flush of a
-  // prepare with no buffers, as the empty round trip beside every timed call is.
+  // The overhead of the judge's own clock: empty timed round trips in the judge's window
+  // (with no buffers to copy), before any user code is in the worker's address space, each
+  // after the pre-call traffic and L2 flush of a prepare with no buffers, as the empty round
+  // trip beside every timed call is.
   const double timeout = timeout_scale_ * spec_.call_timeout_seconds;
   std::vector<double> wall;
   // Under compute-sanitizer or ncu timing means nothing (and every blocking kernel would be
@@ -512,11 +543,18 @@ bool Session::start_worker(std::string* err, bool* load_failed, CallFacts* load_
                                  {"buffers", nlohmann::json::array()},
                                  {"args", nlohmann::json::array()},
                                  {"flush_l2", true},
-                                 {"slot", -1}},
+                                 {"slot", -1},
+                                 {"fill", false},
+                                 {"export", true}},
                                 timeout);
-    auto t0 = Clock::now();
-    if (r.outcome == CallOutcome::kOk) r = worker_->call({{"op", "empty"}}, timeout);
-    wall.push_back(seconds_since(t0) * 1000.0);
+    std::string why;
+    if (r.outcome == CallOutcome::kOk && !window_->map({}, {}, &why)) {
+      r.outcome = CallOutcome::kWorkerError;
+      r.detail = why;
+    }
+    double ms = 0;
+    if (r.outcome == CallOutcome::kOk) r = windowed_call({{"op", "empty"}}, timeout, &ms);
+    wall.push_back(ms);
     if (r.outcome != CallOutcome::kOk) {
       *err = "worker failed while the judge calibrated its clock: " + r.detail;
       worker_.reset();
@@ -578,8 +616,57 @@ bool Session::compute_expected(const ProblemData& in, Expected* out, std::string
   return true;
 }
 
-// Stages one call in shared memory (canaries, inputs, poisoned outputs), sends it and
-// gathers what the reply and the returned buffers show about the call's integrity.
+// One round trip inside the judge's window (harness/call_window.h): the staged inputs
+// delivered and L2 flushed before it, every output copied to judge-only memory after it,
+// all on the judge's clock (*ms). Without a window (under a tool) the round trip alone.
+CallReply Session::windowed_call(const nlohmann::json& request, double timeout, double* ms) {
+  const auto t0 = Clock::now();
+  const auto limit =
+      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout));
+  CallReply r;
+  auto judge_failed = [&](const char* step, cudaError_t e) {
+    fatal_ = std::string("the judge's ") + step + ": " + cudaGetErrorString(e);
+    r.outcome = CallOutcome::kWorkerError;
+    r.detail = fatal_;
+    *ms = seconds_since(t0) * 1000.0;
+    return r;
+  };
+  // Waits for the judge's copies. Should the worker keep the GPU so busy for the whole
+  // call timeout that they never run, it is killed (its work goes with it) and the call
+  // has timed out.
+  auto wait_or_kill = [&]() {
+    cudaError_t w = window_->wait(Clock::now() + limit);
+    if (w != cudaErrorNotReady) return w;
+    worker_->kill_all();
+    r.outcome = CallOutcome::kTimeout;
+    r.detail = "no answer within " + std::to_string(timeout) +
+               " s: its work kept the GPU from the judge's copies (killed)";
+    return window_->wait(Clock::now() + std::chrono::seconds(10));
+  };
+  cudaError_t e;
+  if (window_) {
+    if ((e = window_->deliver()) != cudaSuccess || (e = wait_or_kill()) != cudaSuccess) {
+      return judge_failed("delivery of the inputs", e);
+    }
+    if (r.outcome == CallOutcome::kTimeout) {
+      *ms = seconds_since(t0) * 1000.0;
+      return r;
+    }
+  }
+  r = worker_->call(request, timeout);
+  if (window_ && r.outcome == CallOutcome::kOk) {
+    if ((e = window_->snapshot()) != cudaSuccess || (e = wait_or_kill()) != cudaSuccess) {
+      return judge_failed("copy of the outputs", e);
+    }
+  }
+  *ms = seconds_since(t0) * 1000.0;
+  return r;
+}
+
+// Sends one call and gathers what the reply and the buffers show about its integrity. With
+// the judge's window (the normal case) the worker only allocates the buffers: the judge
+// writes canaries and poison into them, delivers the inputs inside the timed window and
+// reads everything back itself. Under a tool the buffers travel through shared memory.
 RawCall Session::send_call(const CaseSpec& c, const ProblemData& in, bool timed,
                            const Layout& layout, const std::vector<Poison>& poisons) {
   RawCall raw;
@@ -590,18 +677,33 @@ RawCall Session::send_call(const CaseSpec& c, const ProblemData& in, bool timed,
   random_bytes(canary.data(), canary.size());
   nlohmann::json buffers = nlohmann::json::array();
   std::map<std::string, int> buffer_index;
+  std::vector<WindowBuffer> window_buffers;
+  std::vector<const uint8_t*> inputs;
+  std::vector<size_t> offsets;
   size_t out_i = 0;
   for (const Slot& s : layout.slots) {
-    uint8_t* base = shm + s.offset;
-    std::memcpy(base, canary.data(), kCanaryBytes);
-    std::memcpy(base + kCanaryBytes + s.payload, canary.data(), kCanaryBytes);
-    if (s.param->role == "in") {
-      std::memcpy(base + kCanaryBytes, in.buffers.at(s.param->name).data(), s.payload);
-    } else {
-      const bool nan = dtype_has_nan_poison(s.param->dtype);
-      std::memset(base + kCanaryBytes, nan ? 0xFF : poisons[out_i].byte, s.payload);
+    WindowBuffer wb;
+    wb.payload = s.payload;
+    wb.canary = kCanaryBytes;
+    wb.output = s.param->role != "in";
+    if (wb.output) {
+      wb.poison = dtype_has_nan_poison(s.param->dtype) ? 0xFF : poisons[out_i].byte;
       ++out_i;
+    } else {
+      inputs.push_back(in.buffers.at(s.param->name).data());
     }
+    if (!window_) {
+      uint8_t* base = shm + s.offset;
+      std::memcpy(base, canary.data(), kCanaryBytes);
+      std::memcpy(base + kCanaryBytes + s.payload, canary.data(), kCanaryBytes);
+      if (wb.output) {
+        std::memset(base + kCanaryBytes, wb.poison, s.payload);
+      } else {
+        std::memcpy(base + kCanaryBytes, inputs.back(), s.payload);
+      }
+    }
+    window_buffers.push_back(wb);
+    offsets.push_back(s.offset);
     buffer_index[s.param->name] = static_cast<int>(buffers.size());
     buffers.push_back({{"offset", s.offset}, {"size", s.payload}, {"canary", kCanaryBytes}});
   }
@@ -619,28 +721,59 @@ RawCall Session::send_call(const CaseSpec& c, const ProblemData& in, bool timed,
   }
   const int slot =
       opts_.buffers == BufferMode::kFresh ? -1 : int(calls_made_++ % uint64_t(kRingDepth));
-  nlohmann::json req = {{"op", "prepare"}, {"case", c.name},    {"buffers", buffers},
-                        {"args", args},    {"flush_l2", timed}, {"slot", slot}};
+  nlohmann::json req = {{"op", "prepare"},  {"case", c.name},         {"buffers", buffers},
+                        {"args", args},     {"flush_l2", timed},      {"slot", slot},
+                        {"fill", !window_}, {"export", bool(window_)}};
   const double base_timeout =
       opts_.call_timeout_seconds > 0 ? opts_.call_timeout_seconds : spec_.call_timeout_seconds;
   const double timeout = timeout_scale_ * base_timeout;
   CallFacts& f = raw.facts;
   f.under_tool = !wrapper_.empty();
-  // Three round trips: prepare (copies, flush), go (the timed part, bounded by the judge's
-  // own clock), collect (buffers back). Only go runs user code.
+  auto judge_failed = [&](const std::string& what, cudaError_t e) {
+    fatal_ = "the judge's " + what + ": " + cudaGetErrorString(e);
+    raw.judge_failed = true;
+    f.end = CallEnd::kWorkerError;
+    f.end_detail = fatal_;
+    return raw;
+  };
+  // prepare (allocation, pre-call traffic, flush; untimed), then with the window: the
+  // buffers mapped and filled, an empty round trip in a window (the overhead of the
+  // judge's clock, measured right here under the call's conditions), the inputs staged, and
+  // go in a window. Only go runs user code.
   CallReply reply = worker_->call(req, timeout);
+  if (reply.outcome == CallOutcome::kOk && window_) {
+    std::vector<std::string> handles;
+    auto h = reply.data.find("handles");
+    std::string why = "malformed reply: no list of buffer handles";
+    bool ok = h != reply.data.end() && h->is_array();
+    for (size_t i = 0; ok && i < h->size(); ++i) {
+      ok = (*h)[i].is_string();
+      if (ok) handles.push_back((*h)[i].get<std::string>());
+    }
+    if (ok) ok = window_->map(handles, window_buffers, &why);
+    if (!ok) {
+      worker_->kill_all();
+      f.end = CallEnd::kWorkerError;
+      f.end_detail = why;
+      return raw;
+    }
+    cudaError_t e = window_->fill(canary.data());
+    if (e != cudaSuccess) return judge_failed("filling of the call's buffers", e);
+  }
   if (reply.outcome == CallOutcome::kOk && timed) {
-    // The overhead of the judge's clock, measured right here under the same conditions as
-    // the call (after the flush, same context): an empty timed round trip.
-    auto t0 = Clock::now();
-    reply = worker_->call({{"op", "empty"}}, timeout);
-    raw.empty_wall_ms = seconds_since(t0) * 1000.0;
+    reply = windowed_call({{"op", "empty"}}, timeout, &raw.empty_wall_ms);
+    raw.judge_failed = !fatal_.empty();
+    if (raw.judge_failed) return raw;
+  }
+  if (reply.outcome == CallOutcome::kOk && window_) {
+    cudaError_t e = window_->stage(inputs);
+    if (e != cudaSuccess) return judge_failed("staging of the inputs", e);
   }
   if (reply.outcome == CallOutcome::kOk) {
-    auto t0 = Clock::now();
-    reply = worker_->call({{"op", "go"}}, timeout);
-    raw.wall_ms = seconds_since(t0) * 1000.0;
-    if (reply.outcome == CallOutcome::kOk) {
+    reply = windowed_call({{"op", "go"}}, timeout, &raw.wall_ms);
+    raw.judge_failed = !fatal_.empty();
+    if (raw.judge_failed) return raw;
+    if (reply.outcome == CallOutcome::kOk && !window_) {
       CallReply collected = worker_->call({{"op", "collect"}}, timeout);
       if (collected.outcome != CallOutcome::kOk) reply = collected;
     }
@@ -649,6 +782,14 @@ RawCall Session::send_call(const CaseSpec& c, const ProblemData& in, bool timed,
   f.end_detail = reply.detail;
   if (f.end != CallEnd::kOk) return raw;
   f.judge_wall_ms = raw.wall_ms;
+  if (window_) {
+    raw.copy_allowance_ms = window_->copy_allowance_ms();
+    cudaError_t e = window_->read_back(offsets, layout.total);
+    if (e != cudaSuccess) return judge_failed("read-back of the call's buffers", e);
+    raw.image = window_->host_image();
+  } else {
+    raw.image = shm;
+  }
 
   double threads_before = 0, threads_after = 0, event_ms = 0;
   std::string why;
@@ -672,7 +813,7 @@ RawCall Session::send_call(const CaseSpec& c, const ProblemData& in, bool timed,
   f.event_ms = event_ms - (raw.busy_after_us > kCountAfterUs ? raw.busy_after_us / 1000.0 : 0.0);
 
   for (const Slot& s : layout.slots) {
-    const uint8_t* base = shm + s.offset;
+    const uint8_t* base = raw.image + s.offset;
     bool front = std::memcmp(base, canary.data(), kCanaryBytes) == 0;
     bool back = std::memcmp(base + kCanaryBytes + s.payload, canary.data(), kCanaryBytes) == 0;
     if (!front || !back) {
@@ -684,7 +825,7 @@ RawCall Session::send_call(const CaseSpec& c, const ProblemData& in, bool timed,
   for (const Slot& s : layout.slots) {
     if (s.param->role != "in" || !f.input_changed.empty()) continue;
     const std::vector<uint8_t>& orig = in.buffers.at(s.param->name);
-    const uint8_t* got = shm + s.offset + kCanaryBytes;
+    const uint8_t* got = raw.image + s.offset + kCanaryBytes;
     if (std::memcmp(got, orig.data(), s.payload) != 0) {
       size_t first = 0;
       while (first < s.payload && got[first] == orig[first]) ++first;
@@ -710,6 +851,11 @@ CallResult Session::call_once(const CaseSpec& c, const ProblemData& in, bool tim
     twice |= !timed && !dtype_has_nan_poison(outs[i]->dtype);
   }
   RawCall raw = send_call(c, in, timed, layout, poisons);
+  if (raw.judge_failed) {
+    r.decision = {Verdict::kNotRun, fatal_};
+    return r;
+  }
+  r.copy_allowance_ms = raw.copy_allowance_ms;
   r.event_ms = raw.event_ms;
   r.wall_ms = raw.wall_ms;
   r.empty_wall_ms = raw.empty_wall_ms;
@@ -720,19 +866,23 @@ CallResult Session::call_once(const CaseSpec& c, const ProblemData& in, bool tim
   r.decision = decide_verdict(raw.facts);
   if (r.decision.verdict != Verdict::kPassed) return r;
 
-  // Keep the first call's outputs, by name: the second call reuses the shared memory.
+  // Keep the first call's outputs, by name: the second call reuses the same host image.
   std::map<std::string, std::vector<uint8_t>> first;
   std::vector<std::vector<uint8_t>> second;
   for (size_t i = 0; i < outs.size(); ++i) {
     for (const Slot& s : layout.slots) {
       if (s.param == outs[i]) {
-        const uint8_t* p = worker_->shm() + s.offset + kCanaryBytes;
+        const uint8_t* p = raw.image + s.offset + kCanaryBytes;
         first[outs[i]->name].assign(p, p + s.payload);
       }
     }
   }
   if (twice) {
     RawCall again = send_call(c, in, timed, layout, second_poisons);
+    if (again.judge_failed) {
+      r.decision = {Verdict::kNotRun, fatal_};
+      return r;
+    }
     r.decision = decide_verdict(again.facts);
     if (r.decision.verdict != Verdict::kPassed) {
       r.decision.reason = "on the repeated call: " + r.decision.reason;
@@ -742,7 +892,7 @@ CallResult Session::call_once(const CaseSpec& c, const ProblemData& in, bool tim
     for (size_t i = 0; i < outs.size(); ++i) {
       for (const Slot& s : layout.slots) {
         if (s.param == outs[i]) {
-          const uint8_t* p = worker_->shm() + s.offset + kCanaryBytes;
+          const uint8_t* p = again.image + s.offset + kCanaryBytes;
           second[i].assign(p, p + s.payload);
         }
       }
@@ -827,14 +977,10 @@ void Session::time_yardstick(const ProblemData& in, const TimingSpec& timing, do
   if (name.empty()) return;
   std::string err;
   progress("  ....  yardstick");
-  if (!judge_pre_call_) {
-    judge_pre_call_ = std::make_unique<PreCall>();
-    if (!judge_pre_call_->init(1.0, &err)) {
-      judge_pre_call_.reset();
-      end_progress();
-      log_ << "        yardstick not measured: " << err << "\n";
-      return;
-    }
+  if (!judge_pre_call(&err)) {
+    end_progress();
+    log_ << "        yardstick not measured: " << err << "\n";
+    return;
   }
   std::unique_ptr<Yardstick> y = challenge_->make_yardstick(in, &err);
   if (!y) {
@@ -975,14 +1121,17 @@ nlohmann::json Session::run_benchmark(const CaseSpec& c) {
   end_progress();
   const TimingStats& s = run.stats;
   const double wall_median = summarize(wall_ms).median_ms;
+  // The overhead calibrated before the solution was loaded, plus what this case's copies in
+  // the judge's window may add (none under a tool: no calibration there).
+  const double start_overhead_ms = wrapper_.empty() ? overhead_ms_ + last.copy_allowance_ms : 0.0;
   // The judge's own clock bounds what the worker reported, over the whole benchmark.
   if (run.ok && last.decision.verdict == Verdict::kPassed && s.samples > 0) {
     // Each timed call's round trip minus the empty round trip made just before it.
     // The overhead beside the calls, capped by the one calibrated before the solution was
     // loaded (none under a tool: no calibration there).
-    Decision clock = check_benchmark_clock(s.median_ms, wall_median,
-                                           wall_median - summarize(net_wall_ms).median_ms,
-                                           wrapper_.empty() ? overhead_ms_ : 0.0);
+    Decision clock =
+        check_benchmark_clock(s.median_ms, wall_median,
+                              wall_median - summarize(net_wall_ms).median_ms, start_overhead_ms);
     if (clock.verdict != Verdict::kPassed) {
       last.decision = clock;
       run.ok = false;
@@ -1008,8 +1157,9 @@ nlohmann::json Session::run_benchmark(const CaseSpec& c) {
   j["judge_overhead_ms"] = wall_median - summarize(net_wall_ms).median_ms;
   j["judge_empty_median_ms"] = summarize(empty_ms).median_ms;
   j["judge_start_overhead_ms"] = overhead_ms_;
-  j["judge_overhead_allowed_ms"] = allowed_overhead_ms(
-      wall_median - summarize(net_wall_ms).median_ms, wrapper_.empty() ? overhead_ms_ : 0.0);
+  j["judge_copy_allowance_ms"] = last.copy_allowance_ms;
+  j["judge_overhead_allowed_ms"] =
+      allowed_overhead_ms(wall_median - summarize(net_wall_ms).median_ms, start_overhead_ms);
   j["worker_go_median_ms"] = summarize(worker_go_ms).median_ms;
   j["synchronising_calls"] = held_too_long;
   const double value = passed ? spec_.metric.value(workload, s.median_ms) : 0;

@@ -94,6 +94,10 @@ cudaError_t PreCall::prepare(int salt) const {
   return cudaDeviceSynchronize();
 }
 
+cudaError_t PreCall::flush(cudaStream_t stream, int salt) const {
+  return cudaMemsetAsync(buf_, salt & 0xFF, bytes_, stream);
+}
+
 cudaError_t PreCall::hold() {
   flag_[0] = 0;
   flag_[1] = 0;

@@ -40,6 +40,10 @@ class PreCall {
   /// Step 1: warm-up, flush, synchronise; `salt` varies the fill byte.
   cudaError_t prepare(int salt) const;
 
+  /// One L2 flush alone (a memset of the flush buffer) on `stream`, not waited for: the
+  /// judge's flush inside a call's window (harness/call_window.h).
+  cudaError_t flush(cudaStream_t stream, int salt) const;
+
   /// Step 2: launches the blocking kernel on the default stream.
   cudaError_t hold();
 

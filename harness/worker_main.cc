@@ -1,8 +1,9 @@
 // fp4arena_worker: the only process that loads user code. It receives one call at a time
-// from the judge, copies the call's buffers (with their canaries) from shared memory to
-// fresh device allocations, optionally flushes L2, runs solve() between two events on the
-// launch stream, and copies every buffer back. It never sees an expected output; every
-// check is made by the judge on what comes back.
+// from the judge, allocates the call's buffers (canaries included) on the device and hands
+// the judge a CUDA IPC handle for each, runs the pre-call traffic and L2 flush, and on "go"
+// runs solve() between two events on the launch stream. The judge fills, delivers and reads
+// the buffers itself (harness/call_window.h). It never sees an expected output, nor a
+// call's inputs before the judge's timed window starts.
 //
 // Usage (started by the judge only):
 //   fp4arena_worker --so FILE --shm-bytes N --device D [--tmp DIR]   (fd 3: socket, fd 4: memfd)
@@ -11,9 +12,14 @@
 //
 // Requests, one reply each: "empty" (a timed call of nothing: the judge calibrates the
 // overhead of its own clock on these, each after a "prepare" with no buffers, before any
-// user code is loaded), "load" (dlopen the
-// solution), then per call "prepare" (buffers, arguments, L2 flush), "go" (the timed part),
-// "collect" (buffers back to shared memory), and "quit".
+// user code is loaded), "load" (dlopen the solution), then per call "prepare" (buffers,
+// arguments, pre-call traffic and L2 flush), "go" (the timed part), and "quit".
+//
+// Normally the judge handles the buffers itself (harness/call_window.h): prepare has
+// "export": true and "fill": false, allocates the buffers without copying anything into them
+// and answers with a CUDA IPC handle per buffer; the judge fills them, delivers the inputs
+// inside its timed window and reads everything back. Under a tool (compute-sanitizer, ncu)
+// the worker copies the buffers from shared memory at prepare and back at "collect".
 #include <cuda_runtime.h>
 #include <dirent.h>
 #include <dlfcn.h>
@@ -62,6 +68,14 @@ int count_threads() {
   _exit(3);
 }
 
+// The CUDA IPC handle of a buffer the worker allocated, for the judge (call_window.h).
+std::string handle_of(const void* p) {
+  cudaIpcMemHandle_t h;
+  cudaError_t e = cudaIpcGetMemHandle(&h, const_cast<void*>(p));
+  if (e != cudaSuccess) cuda_failure("cudaIpcGetMemHandle of an argument buffer", e);
+  return hex_of_bytes(h.reserved, sizeof h.reserved);
+}
+
 struct Worker {
   SharedRegion shm;
   CallFn call = nullptr;
@@ -76,6 +90,7 @@ struct Worker {
   struct Slot {
     std::vector<size_t> sizes;
     std::vector<uint8_t*> ptrs;
+    std::vector<std::string> handles;  // CUDA IPC handles of ptrs, made when first exported
   };
   Slot ring[kRingSlots];
   std::vector<uint8_t*> previous;
@@ -146,6 +161,7 @@ struct Worker {
       for (uint8_t* p : ring[slot].ptrs) cudaFree(p);
       ring[slot].ptrs.clear();
       ring[slot].sizes.clear();
+      ring[slot].handles.clear();
       for (size_t bytes : sizes) {
         uint8_t* p = nullptr;
         cudaError_t e = cudaMalloc(reinterpret_cast<void**>(&p), bytes);
@@ -154,16 +170,25 @@ struct Worker {
       }
       ring[slot].sizes = sizes;
     }
+    const bool fill = req.value("fill", true), export_handles = req.value("export", false);
+    if (slot >= 0 && export_handles && ring[slot].handles.size() != ring[slot].ptrs.size()) {
+      ring[slot].handles.clear();
+      for (uint8_t* p : ring[slot].ptrs) ring[slot].handles.push_back(handle_of(p));
+    }
     std::vector<uint8_t*> fresh;
+    nlohmann::json handles = nlohmann::json::array();
     for (size_t i = 0; i < regions.size(); ++i) {
       Region& r = regions[i];
       if (slot >= 0) {
         r.dev = ring[slot].ptrs[i];
+        if (export_handles) handles.push_back(ring[slot].handles[i]);
       } else {
         cudaError_t e = cudaMalloc(reinterpret_cast<void**>(&r.dev), r.total);
         if (e != cudaSuccess) cuda_failure("cudaMalloc of an argument buffer", e);
         fresh.push_back(r.dev);
+        if (export_handles) handles.push_back(handle_of(r.dev));
       }
+      if (!fill) continue;
       cudaError_t e = cudaMemcpy(r.dev, shm.data() + r.offset, r.total, cudaMemcpyHostToDevice);
       if (e != cudaSuccess) cuda_failure("copy of an argument buffer to the device", e);
     }
@@ -197,7 +222,9 @@ struct Worker {
     }
     staged = true;
     ran = false;
-    return {{"ok", true}};
+    nlohmann::json reply = {{"ok", true}};
+    if (export_handles) reply["handles"] = handles;
+    return reply;
   }
 
   // go: the timed part, and the only one the judge's clock bounds: blocking kernel, start

@@ -384,6 +384,39 @@ TEST(GpuAdversarial, ReplayByContentGainsNothing) {
   EXPECT_EQ(worker_processes(), 0);
 }
 
+// ---- Channel takeover ---------------------------------------------------------------------
+
+// channel_takeover.cu answers its first call by hand and then serves the worker's channel
+// itself: at go it launches the correct kernel and answers at once with half of the time it
+// measured on the previous call (having waited that long), leaving the kernel running. The
+// judge ends its window with its own copy of the outputs (harness/call_window.h), so on rev1
+// (the naive kernel: ~100 ms, far past a time slice) either the copy preempts the kernel and
+// finds rows never written (wrong_answer), or it waits and the judge's clock sees the whole
+// kernel against the halved report (timing_mismatch). Either way the benchmark fails; which
+// of the two is the GPU scheduler's choice. The first case (example) was computed honestly.
+TEST(GpuAdversarial, ChannelTakeoverGainsNothing) {
+  FP4ARENA_SKIP_WITHOUT_GPU();
+  JudgeRun r = run_judge({challenge_dir(), "--solution", adversarial("channel_takeover"),
+                          "--action", "run", "--json", "--case", "example", "--case", "rev1"});
+  const std::string log = "stderr:\n" + r.err;
+  EXPECT_EQ(r.exit_code, kFailed) << log;
+  ASSERT_FALSE(r.record.is_null()) << log;
+  const nlohmann::json* example = find_case(r.record, "example");
+  ASSERT_NE(example, nullptr) << log;
+  EXPECT_EQ(text_of(*example, "verdict"), "passed") << log;
+  const nlohmann::json* rev1 = find_case(r.record, "rev1");
+  ASSERT_NE(rev1, nullptr) << log;
+  const std::string verdict = text_of(*rev1, "verdict"), reason = text_of(*rev1, "reason");
+  std::cerr << "channel_takeover on rev1: " << verdict << ": " << reason << "\n";
+  if (verdict == "wrong_answer") {
+    EXPECT_TRUE(contains(reason, "never written")) << reason << "\n" << log;
+  } else {
+    EXPECT_EQ(verdict, "timing_mismatch") << reason << "\n" << log;
+    EXPECT_TRUE(contains(reason, "below what the judge's clock allows")) << reason;
+  }
+  EXPECT_EQ(worker_processes(), 0);
+}
+
 // ---- Timing control ---------------------------------------------------------------------
 
 // correct_plus_100us.cu spins 100 us of %globaltimer after the real work on the same stream;

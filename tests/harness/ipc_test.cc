@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
+#include <string>
 #include <thread>
 
 namespace fp4arena {
@@ -65,6 +67,35 @@ TEST(Channel, APeerThatClosesWhileTheReceiverSpinsIsReportedClosed) {
   });
   EXPECT_EQ(recv_message(p.fd[0], 2000, &got, &err, 50), RecvStatus::kClosed);
   closer.join();
+}
+
+// CUDA IPC handles travel as hex text in the worker's prepare reply; the judge parses what
+// a possibly hostile worker sent.
+TEST(Hex, RoundTripsEveryByteValue) {
+  unsigned char bytes[256];
+  for (int i = 0; i < 256; ++i) bytes[i] = static_cast<unsigned char>(i);
+  const std::string hex = hex_of_bytes(bytes, sizeof bytes);
+  ASSERT_EQ(hex.size(), 512u);
+  EXPECT_EQ(hex.substr(0, 8), "00010203");
+  EXPECT_EQ(hex.substr(504), "fcfdfeff");
+  unsigned char back[256] = {};
+  ASSERT_TRUE(bytes_of_hex(hex, back, sizeof back));
+  EXPECT_EQ(std::memcmp(bytes, back, sizeof bytes), 0);
+  unsigned char upper[2];
+  ASSERT_TRUE(bytes_of_hex("ABcd", upper, 2));
+  EXPECT_EQ(upper[0], 0xAB);
+  EXPECT_EQ(upper[1], 0xCD);
+}
+
+TEST(Hex, RefusesAnythingButExactlyTwoDigitsPerByte) {
+  unsigned char out[2];
+  EXPECT_FALSE(bytes_of_hex("abc", out, 2));                    // short
+  EXPECT_FALSE(bytes_of_hex("abcdef", out, 2));                 // long
+  EXPECT_FALSE(bytes_of_hex("abcg", out, 2));                   // not a hex digit
+  EXPECT_FALSE(bytes_of_hex("ab c", out, 2));                   // space
+  EXPECT_FALSE(bytes_of_hex(std::string("ab\0d", 4), out, 2));  // NUL
+  EXPECT_FALSE(bytes_of_hex("", out, 2));
+  EXPECT_TRUE(bytes_of_hex("", out, 0));
 }
 
 }  // namespace

@@ -1,0 +1,317 @@
+#include "harness/call_window.h"
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
+#include <algorithm>
+#include <set>
+#include <thread>
+
+#include "harness/ipc.h"
+#include "harness/pre_call.h"
+
+namespace fp4arena {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Mappings unused for this many calls are closed: the worker's ring (kRingDepth sets) plus
+// one keeps every live set mapped.
+constexpr uint64_t kKeepGenerations = 4;
+
+// cuMemGetAddressRange through the runtime's entry-point query, so that the judge does not
+// link the driver library itself (machines without a GPU have none).
+PFN_cuMemGetAddressRange_v3020 address_range_fn() {
+  static PFN_cuMemGetAddressRange_v3020 fn = [] {
+    void* p = nullptr;
+    cudaDriverEntryPointQueryResult q;
+    if (cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &p, 12000, cudaEnableDefault,
+                                         &q) != cudaSuccess ||
+        q != cudaDriverEntryPointSuccess) {
+      p = nullptr;
+    }
+    return reinterpret_cast<PFN_cuMemGetAddressRange_v3020>(p);
+  }();
+  return fn;
+}
+
+double ms_since(Clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
+
+}  // namespace
+
+cudaError_t CallWindow::Scratch::reserve(size_t bytes) {
+  if (bytes <= size) return cudaSuccess;
+  if (ptr) cudaFree(ptr);
+  ptr = nullptr;
+  size = 0;
+  cudaError_t e = cudaMalloc(reinterpret_cast<void**>(&ptr), bytes);
+  if (e == cudaSuccess) size = bytes;
+  return e;
+}
+
+CallWindow::Scratch::~Scratch() {
+  if (ptr) cudaFree(ptr);
+}
+
+CallWindow::~CallWindow() {
+  unmap_all();
+  if (image_) cudaFreeHost(image_);
+  if (stream_) cudaStreamDestroy(stream_);
+}
+
+bool CallWindow::init(const PreCall* flush, std::string* err) {
+  flush_ = flush;
+  auto fail = [err](const char* what, cudaError_t e) {
+    *err = std::string("the judge's call window: ") + what + ": " + cudaGetErrorString(e);
+    return false;
+  };
+  if (!address_range_fn()) {
+    *err = "the judge's call window: the CUDA driver has no cuMemGetAddressRange";
+    return false;
+  }
+  cudaError_t e = cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking);
+  if (e != cudaSuccess) return fail("cudaStreamCreate", e);
+  if ((e = marker_.reserve(256)) != cudaSuccess) return fail("cudaMalloc", e);
+  // The copy model: one small and one 64 MiB device-to-device copy, medians of a few.
+  const size_t big = size_t(64) << 20;
+  if ((e = staged_.reserve(big)) != cudaSuccess || (e = snap_.reserve(big)) != cudaSuccess) {
+    return fail("cudaMalloc", e);
+  }
+  auto time_copy = [&](size_t bytes, double* ms) {
+    std::vector<double> t;
+    for (int i = 0; i < 7; ++i) {
+      auto t0 = Clock::now();
+      cudaError_t c =
+          cudaMemcpyAsync(snap_.ptr, staged_.ptr, bytes, cudaMemcpyDeviceToDevice, stream_);
+      if (c == cudaSuccess) c = cudaStreamSynchronize(stream_);
+      if (c != cudaSuccess) return c;
+      t.push_back(ms_since(t0));
+    }
+    std::sort(t.begin(), t.end());
+    *ms = t[t.size() / 2];
+    return cudaSuccess;
+  };
+  double small_ms = 0, big_ms = 0;
+  if ((e = time_copy(4096, &small_ms)) != cudaSuccess ||
+      (e = time_copy(big, &big_ms)) != cudaSuccess) {
+    return fail("timing a copy", e);
+  }
+  copy_fixed_ms_ = small_ms;
+  copy_ms_per_byte_ = std::max(0.0, big_ms - small_ms) / double(big);
+  return true;
+}
+
+bool CallWindow::map(const std::vector<std::string>& handles,
+                     const std::vector<WindowBuffer>& buffers, std::string* err) {
+  ++generation_;
+  buffers_ = buffers;
+  worker_ptrs_.assign(buffers.size(), nullptr);
+  if (handles.size() != buffers.size()) {
+    *err = "the worker named " + std::to_string(handles.size()) + " buffer handle(s) for " +
+           std::to_string(buffers.size()) + " buffer(s)";
+    return false;
+  }
+  std::set<std::string> seen;
+  for (size_t i = 0; i < handles.size(); ++i) {
+    const std::string what = "the handle of buffer " + std::to_string(i);
+    cudaIpcMemHandle_t h;
+    if (!bytes_of_hex(handles[i], h.reserved, sizeof h.reserved)) {
+      *err = what + " is not 128 hex digits";
+      return false;
+    }
+    if (!seen.insert(handles[i]).second) {
+      *err = what + " names a buffer named before";
+      return false;
+    }
+    auto it = mappings_.find(handles[i]);
+    if (it == mappings_.end()) {
+      void* p = nullptr;
+      cudaError_t e = cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess);
+      if (e == cudaErrorAlreadyMapped) {
+        // The worker freed a buffer the judge still maps and allocated a new one at the same
+        // address (a ring slot resized, or fresh buffers): the stale mappings go first.
+        cudaGetLastError();
+        close_except(handles);
+        e = cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess);
+      }
+      if (e != cudaSuccess) {
+        cudaGetLastError();
+        *err = what + " cannot be mapped: " + cudaGetErrorString(e);
+        return false;
+      }
+      CUdeviceptr base = 0;
+      size_t size = 0;
+      if (address_range_fn()(&base, &size, reinterpret_cast<CUdeviceptr>(p)) != CUDA_SUCCESS ||
+          base != reinterpret_cast<CUdeviceptr>(p)) {
+        cudaIpcCloseMemHandle(p);
+        *err = what + " maps to no allocation the driver can size";
+        return false;
+      }
+      it = mappings_.emplace(handles[i], Mapping{static_cast<uint8_t*>(p), size, 0}).first;
+    }
+    it->second.last_used = generation_;
+    if (it->second.size < buffers[i].total()) {
+      *err = what + " names " + std::to_string(it->second.size) + " bytes, not the " +
+             std::to_string(buffers[i].total()) + " the buffer needs";
+      return false;
+    }
+    worker_ptrs_[i] = it->second.ptr;
+  }
+  for (auto it = mappings_.begin(); it != mappings_.end();) {
+    if (it->second.last_used + kKeepGenerations <= generation_) {
+      cudaIpcCloseMemHandle(it->second.ptr);
+      it = mappings_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return true;
+}
+
+void CallWindow::close_except(const std::vector<std::string>& keep) {
+  for (auto it = mappings_.begin(); it != mappings_.end();) {
+    if (std::find(keep.begin(), keep.end(), it->first) == keep.end()) {
+      cudaIpcCloseMemHandle(it->second.ptr);
+      it = mappings_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+cudaError_t CallWindow::fill(const uint8_t* canary) {
+  // The judge-only memory the window needs, reserved here so that nothing is allocated
+  // inside it.
+  size_t in_bytes = 0, out_bytes = 0;
+  for (const WindowBuffer& b : buffers_) {
+    if (b.output) {
+      out_bytes += b.total();
+    } else {
+      in_bytes += b.payload;
+    }
+  }
+  cudaError_t r;
+  if ((r = staged_.reserve(std::max<size_t>(in_bytes, 1))) != cudaSuccess ||
+      (r = snap_.reserve(std::max<size_t>(out_bytes, 1))) != cudaSuccess) {
+    return r;
+  }
+  for (size_t i = 0; i < buffers_.size(); ++i) {
+    const WindowBuffer& b = buffers_[i];
+    uint8_t* p = worker_ptrs_[i];
+    cudaError_t e;
+    if ((e = cudaMemcpyAsync(p, canary, b.canary, cudaMemcpyHostToDevice, stream_)) !=
+            cudaSuccess ||
+        (e = cudaMemcpyAsync(p + b.canary + b.payload, canary, b.canary, cudaMemcpyHostToDevice,
+                             stream_)) != cudaSuccess) {
+      return e;
+    }
+    if (b.output &&
+        (e = cudaMemsetAsync(p + b.canary, b.poison, b.payload, stream_)) != cudaSuccess) {
+      return e;
+    }
+  }
+  return cudaStreamSynchronize(stream_);
+}
+
+cudaError_t CallWindow::stage(const std::vector<const uint8_t*>& inputs) {
+  cudaError_t e;
+  size_t at = 0, k = 0;
+  for (const WindowBuffer& b : buffers_) {
+    if (b.output) continue;
+    if (k >= inputs.size()) return cudaErrorInvalidValue;
+    e = cudaMemcpyAsync(staged_.ptr + at, inputs[k++], b.payload, cudaMemcpyHostToDevice, stream_);
+    if (e != cudaSuccess) return e;
+    at += b.payload;
+  }
+  return cudaStreamSynchronize(stream_);
+}
+
+cudaError_t CallWindow::deliver() {
+  size_t at = 0;
+  cudaError_t e;
+  for (size_t i = 0; i < buffers_.size(); ++i) {
+    const WindowBuffer& b = buffers_[i];
+    if (b.output || b.payload == 0) continue;
+    // Before stage() (the empty round trip beside a call) whatever the staging memory holds
+    // is copied, at the same cost; fill() sized it.
+    if (at + b.payload > staged_.size) return cudaErrorInvalidValue;
+    e = cudaMemcpyAsync(worker_ptrs_[i] + b.canary, staged_.ptr + at, b.payload,
+                        cudaMemcpyDeviceToDevice, stream_);
+    if (e != cudaSuccess) return e;
+    at += b.payload;
+  }
+  return flush_ ? flush_->flush(stream_, int(generation_)) : cudaSuccess;
+}
+
+cudaError_t CallWindow::snapshot() {
+  size_t at = 0;
+  cudaError_t e;
+  for (size_t i = 0; i < buffers_.size(); ++i) {
+    const WindowBuffer& b = buffers_[i];
+    if (!b.output) continue;
+    if (at + b.total() > snap_.size) return cudaErrorInvalidValue;
+    e = cudaMemcpyAsync(snap_.ptr + at, worker_ptrs_[i], b.total(), cudaMemcpyDeviceToDevice,
+                        stream_);
+    if (e != cudaSuccess) return e;
+    at += b.total();
+  }
+  // Work of the judge's own even without outputs (the calibration's empty window), so that
+  // every window ends with the same switch from the worker's context to the judge's.
+  return cudaMemsetAsync(marker_.ptr, 0, 1, stream_);
+}
+
+cudaError_t CallWindow::wait(Clock::time_point deadline) const {
+  // Spin first (the judge's clock ends when the copies do), then poll with short sleeps.
+  const auto spin_until = Clock::now() + std::chrono::milliseconds(50);
+  for (;;) {
+    cudaError_t e = cudaStreamQuery(stream_);
+    if (e != cudaErrorNotReady) return e;
+    const auto now = Clock::now();
+    if (now >= deadline) return cudaErrorNotReady;
+    if (now >= spin_until) std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+}
+
+cudaError_t CallWindow::read_back(const std::vector<size_t>& offsets, size_t image_bytes) {
+  if (offsets.size() != buffers_.size()) return cudaErrorInvalidValue;
+  if (image_bytes > image_size_) {
+    if (image_) cudaFreeHost(image_);
+    image_ = nullptr;
+    image_size_ = 0;
+    cudaError_t e =
+        cudaHostAlloc(reinterpret_cast<void**>(&image_), image_bytes, cudaHostAllocDefault);
+    if (e != cudaSuccess) return e;
+    image_size_ = image_bytes;
+  }
+  size_t at = 0;
+  for (size_t i = 0; i < buffers_.size(); ++i) {
+    const WindowBuffer& b = buffers_[i];
+    if (offsets[i] + b.total() > image_size_) return cudaErrorInvalidValue;
+    const uint8_t* from = b.output ? snap_.ptr + at : worker_ptrs_[i];
+    if (b.output) at += b.total();
+    cudaError_t e =
+        cudaMemcpyAsync(image_ + offsets[i], from, b.total(), cudaMemcpyDeviceToHost, stream_);
+    if (e != cudaSuccess) return e;
+  }
+  return cudaStreamSynchronize(stream_);
+}
+
+double CallWindow::copy_allowance_ms() const {
+  double ms = 0;
+  for (const WindowBuffer& b : buffers_) {
+    ms += copy_fixed_ms_ + double(b.output ? b.total() : b.payload) * copy_ms_per_byte_;
+  }
+  return 2 * ms;
+}
+
+void CallWindow::unmap_all() {
+  if (stream_) cudaStreamSynchronize(stream_);
+  for (auto& m : mappings_) cudaIpcCloseMemHandle(m.second.ptr);
+  mappings_.clear();
+  worker_ptrs_.clear();
+  buffers_.clear();
+}
+
+}  // namespace fp4arena
