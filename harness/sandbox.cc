@@ -86,8 +86,10 @@ int thread_count() {
   return n;
 }
 
-// Allows `rights` beneath `path` in the ruleset `ruleset_fd`.
-bool allow_beneath(int ruleset_fd, const std::string& path, uint64_t rights, std::string* err) {
+// Allows `rights` beneath `path` in the ruleset `ruleset_fd`. With `keep_open` the folder's
+// O_PATH descriptor stays open for the life of the process (see the /proc rule below).
+bool allow_beneath(int ruleset_fd, const std::string& path, uint64_t rights, std::string* err,
+                   bool keep_open = false) {
   int fd = open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) {
     *err = "landlock: cannot open " + path + ": " + std::strerror(errno);
@@ -98,7 +100,7 @@ bool allow_beneath(int ruleset_fd, const std::string& path, uint64_t rights, std
   rule.parent_fd = fd;
   long rc = syscall(SYS_landlock_add_rule, ruleset_fd, LANDLOCK_RULE_PATH_BENEATH, &rule, 0);
   int saved = errno;
-  close(fd);
+  if (!keep_open || rc != 0) close(fd);
   if (rc != 0) {
     *err = "landlock_add_rule(" + path + "): " + std::strerror(saved);
     return false;
@@ -146,17 +148,21 @@ bool restrict_file_writes(const std::string& writable_dir, std::string* descript
   const uint64_t dev_rights =
       handled &
       (LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_TRUNCATE | LANDLOCK_ACCESS_FS_IOCTL_DEV);
-  // /proc: writing existing files only. cuInit() names the threads it starts by writing
-  // /proc/<pid>/task/<tid>/comm, opened with fopen(..., "wb"), so O_TRUNC: without the
-  // truncate right it fails (error 304, seen on an H200 with driver 580). The rule must be on /proc
-  // itself: a rule binds an inode, and procfs may make a new one for /proc/<pid> at any
-  // lookup. Beyond the process's own files this allows little: Landlock refuses ptrace
-  // access (/proc/<pid>/mem, fd/ and the like) to every process outside the domain, a file
-  // reached through a /proc/*/fd link is checked at its real path, and /proc/sys is root's.
+  // /proc: writing the existing files of this process's own threads only. cuInit() names
+  // the threads it starts by writing /proc/<pid>/task/<tid>/comm, opened with fopen(...,
+  // "wb"), so O_TRUNC: without the truncate right it fails (error 304, seen on an H200 with
+  // driver 580). A rule binds an inode, and procfs makes a new inode whenever it looks a
+  // folder up afresh, which it does once the old dentry is dropped: so the rule's folder,
+  // /proc/<pid>/task, stays open (pinned) for the life of the worker, and the folders of
+  // threads started later are its children. Everything else under /proc (/proc/sys,
+  // /proc/sysrq-trigger, the process's own files outside task/) is refused, even to a
+  // worker running as root.
+  const std::string own_tasks = "/proc/" + std::to_string(getpid()) + "/task";
   bool ok =
       allow_beneath(ruleset, "/dev", dev_rights, err) &&
-      allow_beneath(ruleset, "/proc",
-                    handled & (LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_TRUNCATE), err) &&
+      allow_beneath(ruleset, own_tasks,
+                    handled & (LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_TRUNCATE), err,
+                    /*keep_open=*/true) &&
       (writable_dir.empty() || allow_beneath(ruleset, writable_dir, handled, err));
   if (ok && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
     *err = std::string("prctl(PR_SET_NO_NEW_PRIVS): ") + std::strerror(errno);
@@ -170,7 +176,7 @@ bool restrict_file_writes(const std::string& writable_dir, std::string* descript
   if (!ok) return false;
   *description = "landlock ABI " + std::to_string(abi) + " (file writes only " +
                  (writable_dir.empty() ? std::string() : "under " + writable_dir + ", ") +
-                 "to devices under /dev and to /proc)";
+                 "to devices under /dev and to its own threads under /proc)";
   return true;
 }
 

@@ -24,19 +24,20 @@ int landlock_abi();
 /// truncate a file, create, remove, rename or link anything, make folders, device nodes,
 /// FIFOs, sockets or symbolic links, ioctl on devices) is refused with EACCES except under
 /// `writable_dir` (all of them), under /dev (write, truncate and ioctl on existing files
-/// only: CUDA's driver opens /dev/nvidia* read-write) and under /proc (writing and
-/// truncating existing files only: cuInit() names its threads through
-/// /proc/<pid>/task/<tid>/comm, opened with O_TRUNC). Rights the
+/// only: CUDA's driver opens /dev/nvidia* read-write) and under /proc/<pid>/task of the
+/// calling process (writing and truncating existing files only: cuInit() names its threads
+/// through /proc/<pid>/task/<tid>/comm, opened with O_TRUNC; that folder's descriptor is
+/// kept open so the rule keeps holding). Rights the
 /// running kernel's Landlock ABI lacks are left out (REFER needs ABI 2, TRUNCATE 3,
 /// IOCTL_DEV 5). Reading and mapping files stay allowed everywhere. `writable_dir` may be
-/// empty (then only /dev and /proc).
+/// empty (then only /dev and the process's own threads under /proc).
 ///
 /// Sets PR_SET_NO_NEW_PRIVS (Landlock needs it). Where the kernel has no Landlock (or it is
 /// disabled) nothing is restricted, the call still succeeds, and *description says so
 /// ("landlock unavailable (not in this kernel)"); otherwise *description is e.g. "landlock
-/// ABI 7 (file writes only under DIR, to devices under /dev and to /proc)". False with *err
-/// when the process already runs more than one thread, or the kernel refused the rules
-/// (e.g. `writable_dir` does not exist).
+/// ABI 7 (file writes only under DIR, to devices under /dev and to its own threads under /proc)".
+/// False with *err when the process already runs more than one thread, or the kernel refused the
+/// rules (e.g. `writable_dir` does not exist).
 bool restrict_file_writes(const std::string& writable_dir, std::string* description,
                           std::string* err);
 

@@ -168,6 +168,10 @@ TEST(Sandbox, FileWritesOnlyInThePrivateFolder) {
     const std::string comm = "/proc/self/task/" + std::to_string(gettid()) + "/comm";
     FILE* name = std::fopen(comm.c_str(), "wb");
     if (!name || std::fputs("judged", name) < 0 || std::fclose(name) != 0) return 29;
+    // Nothing else under /proc is writable: not the process's own files outside task/ (its
+    // name, its OOM score), not the system's (/proc/sys, refused to root as well).
+    if (!refused(open("/proc/self/comm", O_WRONLY))) return 30;
+    if (!refused(open("/proc/self/oom_score_adj", O_WRONLY))) return 31;
     // /proc gives no way out: a file reached through /proc/self/fd is checked where it is.
     fd = open(existing.c_str(), O_RDONLY);
     if (fd < 0) return 27;
@@ -179,14 +183,15 @@ TEST(Sandbox, FileWritesOnlyInThePrivateFolder) {
   EXPECT_EQ(r, 0) << "100: Landlock refused; 101: seccomp refused; 1-9, 19, 20, 28: a change "
                      "outside the private folder worked; 10-18: one inside failed; 21-23: a "
                      "read or /dev/null failed; 24: a later thread escaped; 26: naming a "
-                     "thread failed; 29: fopen(comm, \"wb\") failed, as cuInit() would";
+                     "thread failed; 29: fopen(comm, \"wb\") failed, as cuInit() would; "
+                     "30, 31: a /proc file outside the process's task/ folder was writable";
   std::string description;
   EXPECT_TRUE(read_file(priv + "/description", &description, &err)) << err;
   EXPECT_EQ(description,
             "seccomp (no exec, fork or new processes, ptrace, process_vm_*, network sockets); "
             "landlock ABI " +
                 std::to_string(abi) + " (file writes only under " + priv +
-                ", to devices under /dev and to /proc)");
+                ", to devices under /dev and to its own threads under /proc)");
   for (const char* name : {"new", "dir", "link", "fifo", "from-thread"}) {
     EXPECT_FALSE(exists(tmp_out + "/" + name)) << name;
   }
