@@ -1,10 +1,10 @@
 // Cheat attempt: from inside solve(), open a network socket, start a process (fork), run a
-// program (exec), and create files outside the worker's private folder (next to this source,
-// and in the working directory). The worker's seccomp sandbox refuses the first three
-// (EPERM), Landlock the files (EACCES). If any of them worked, this fixture writes a NaN into
-// c, so the case fails: the judge's test asserts it passes, i.e. that every attempt was
-// refused. It also fails if its private folder ($TMPDIR) is not writable: the sandbox must
-// leave solutions a place for temporary files.
+// program (exec), create files outside the worker's private folder (next to this source,
+// and in the working directory), and open /proc files outside its own threads' for writing. The
+// worker's seccomp sandbox refuses the first three (EPERM), Landlock the files (EACCES). If any of
+// them worked, this fixture writes a NaN into c, so the case fails: the judge's test asserts it
+// passes, i.e. that every attempt was refused. It also fails if its private folder ($TMPDIR) is not
+// writable: the sandbox must leave solutions a place for temporary files.
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -52,14 +52,28 @@ extern "C" void solve(const uint8_t* a, const uint8_t* a_scales, const uint8_t* 
   const bool wrote_beside = wrote_file(beside);
   const bool wrote_cwd = wrote_file("fp4arena-escape-sandbox.written");
   if (wrote_beside || wrote_cwd) escaped = 1;
+  // /proc outside the worker's own task/ folder: the system's files (writable by root, so
+  // only a judge run as root tells the sandbox from plain permissions) and the process's own
+  // OOM score (writable by any owner). Opened only, never written.
+  int proc_open = 0;
+  for (const char* p :
+       {"/proc/sysrq-trigger", "/proc/sys/kernel/hostname", "/proc/self/oom_score_adj"}) {
+    int fd = open(p, O_WRONLY | O_CLOEXEC);
+    if (fd >= 0) {
+      ++proc_open;
+      close(fd);
+    }
+  }
+  if (proc_open) escaped = 1;
   const char* tmp = std::getenv("TMPDIR");
   const bool private_ok = tmp && wrote_file(std::string(tmp) + "/escape_sandbox.probe");
   std::fprintf(stderr,
                "escape_sandbox: socket %s, fork %s, exec %s, file beside the source %s, file in "
-               "the working directory %s, private folder %s\n",
+               "the working directory %s, private folder %s, /proc files opened for writing %d\n",
                s >= 0 ? "OPEN" : "refused", pid >= 0 ? "STARTED" : "refused",
                escaped ? "?" : "refused", wrote_beside ? "WRITTEN" : "refused",
-               wrote_cwd ? "WRITTEN" : "refused", private_ok ? "writable" : "NOT WRITABLE");
+               wrote_cwd ? "WRITTEN" : "refused", private_ok ? "writable" : "NOT WRITABLE",
+               proc_open);
   if (escaped || !private_ok) {
     const __half nan = __ushort_as_half(0x7E00);
     cudaMemcpy(c, &nan, sizeof nan, cudaMemcpyHostToDevice);
