@@ -113,19 +113,26 @@ bool CallWindow::map(const std::vector<std::string>& handles,
            std::to_string(buffers.size()) + " buffer(s)";
     return false;
   }
-  std::set<std::string> seen;
+  // Handles are keyed by their bytes (hex digits in either case name the same handle).
+  std::vector<std::string> keys;
   for (size_t i = 0; i < handles.size(); ++i) {
-    const std::string what = "the handle of buffer " + std::to_string(i);
     cudaIpcMemHandle_t h;
     if (!bytes_of_hex(handles[i], h.reserved, sizeof h.reserved)) {
-      *err = what + " is not 128 hex digits";
+      *err = "the handle of buffer " + std::to_string(i) + " is not 128 hex digits";
       return false;
     }
-    if (!seen.insert(handles[i]).second) {
+    keys.push_back(hex_of_bytes(h.reserved, sizeof h.reserved));
+  }
+  std::set<std::string> seen;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const std::string what = "the handle of buffer " + std::to_string(i);
+    cudaIpcMemHandle_t h;
+    bytes_of_hex(keys[i], h.reserved, sizeof h.reserved);
+    if (!seen.insert(keys[i]).second) {
       *err = what + " names a buffer named before";
       return false;
     }
-    auto it = mappings_.find(handles[i]);
+    auto it = mappings_.find(keys[i]);
     if (it == mappings_.end()) {
       void* p = nullptr;
       cudaError_t e = cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess);
@@ -133,7 +140,7 @@ bool CallWindow::map(const std::vector<std::string>& handles,
         // The worker freed a buffer the judge still maps and allocated a new one at the same
         // address (a ring slot resized, or fresh buffers): the stale mappings go first.
         cudaGetLastError();
-        close_except(handles);
+        close_except(keys);
         e = cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess);
       }
       if (e != cudaSuccess) {
@@ -149,7 +156,16 @@ bool CallWindow::map(const std::vector<std::string>& handles,
         *err = what + " maps to no allocation the driver can size";
         return false;
       }
-      it = mappings_.emplace(handles[i], Mapping{static_cast<uint8_t*>(p), size, 0}).first;
+      // Two handles that open to one mapping would let closing one pull the memory from
+      // under the other's copies (a fault in the judge's own context): refused, and left
+      // mapped until the worker is gone (unmap_all).
+      for (const auto& m : mappings_) {
+        if (m.second.ptr == p) {
+          *err = what + " names the same buffer as another handle";
+          return false;
+        }
+      }
+      it = mappings_.emplace(keys[i], Mapping{static_cast<uint8_t*>(p), size, 0}).first;
     }
     it->second.last_used = generation_;
     if (it->second.size < buffers[i].total()) {
