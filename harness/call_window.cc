@@ -4,7 +4,6 @@
 #include <cudaTypedefs.h>
 
 #include <algorithm>
-#include <set>
 #include <thread>
 
 #include "harness/ipc.h"
@@ -122,16 +121,15 @@ bool CallWindow::map(const std::vector<std::string>& handles,
       return false;
     }
     keys.push_back(hex_of_bytes(h.reserved, sizeof h.reserved));
+    if (std::find(keys.begin(), keys.end() - 1, keys.back()) != keys.end() - 1) {
+      *err = "the handle of buffer " + std::to_string(i) + " names a buffer named before";
+      return false;
+    }
   }
-  std::set<std::string> seen;
   for (size_t i = 0; i < keys.size(); ++i) {
     const std::string what = "the handle of buffer " + std::to_string(i);
     cudaIpcMemHandle_t h;
     bytes_of_hex(keys[i], h.reserved, sizeof h.reserved);
-    if (!seen.insert(keys[i]).second) {
-      *err = what + " names a buffer named before";
-      return false;
-    }
     auto it = mappings_.find(keys[i]);
     if (it == mappings_.end()) {
       void* p = nullptr;
