@@ -501,7 +501,9 @@ bool Session::start_worker(std::string* err, bool* load_failed, CallFacts* load_
       opts_.worker_path.empty() ? self_exe_dir() + "/fp4arena_worker" : opts_.worker_path;
   w.so_path = compiled_.so_path;
   w.device = opts_.device;
-  w.shm_bytes = shm_bytes_;
+  // Shared memory carries the buffers only under a tool; with the judge's window it stays
+  // one page.
+  w.shm_bytes = wrapper_.empty() ? 4096 : shm_bytes_;
   w.exit_grace_seconds = exit_grace_seconds_;
   for (std::string arg : wrapper_) {
     if (arg == "{LOG}") {

@@ -141,17 +141,19 @@ struct Worker {
   std::vector<Region> regions;
   std::vector<uint64_t> arg_slots;
   std::vector<void*> args;
-  bool staged = false, timed = false, ran = false;
+  bool staged = false, timed = false, ran = false, filled = true;
 
   // prepare: buffers to the device, arguments, and (timed calls) the pre-call traffic and
   // L2 flush. Untimed by the judge.
   nlohmann::json prepare(const nlohmann::json& req) {
     regions.clear();
     std::vector<size_t> sizes;
+    // Without "fill" the judge handles the buffers itself and shared memory is not used.
+    filled = req.value("fill", true);
     for (const auto& b : req.at("buffers")) {
       Region r{b.at("offset"), size_t(b.at("size")) + 2 * size_t(b.at("canary")), b.at("canary"),
                nullptr};
-      if (r.offset + r.total > shm.size()) fatal("call buffer outside shared memory");
+      if (filled && r.offset + r.total > shm.size()) fatal("call buffer outside shared memory");
       regions.push_back(r);
       sizes.push_back(r.total);
     }
@@ -170,7 +172,7 @@ struct Worker {
       }
       ring[slot].sizes = sizes;
     }
-    const bool fill = req.value("fill", true), export_handles = req.value("export", false);
+    const bool export_handles = req.value("export", false);
     if (slot >= 0 && export_handles && ring[slot].handles.size() != ring[slot].ptrs.size()) {
       ring[slot].handles.clear();
       for (uint8_t* p : ring[slot].ptrs) ring[slot].handles.push_back(handle_of(p));
@@ -188,7 +190,7 @@ struct Worker {
         fresh.push_back(r.dev);
         if (export_handles) handles.push_back(handle_of(r.dev));
       }
-      if (!fill) continue;
+      if (!filled) continue;
       cudaError_t e = cudaMemcpy(r.dev, shm.data() + r.offset, r.total, cudaMemcpyHostToDevice);
       if (e != cudaSuccess) cuda_failure("copy of an argument buffer to the device", e);
     }
@@ -264,6 +266,7 @@ struct Worker {
   // collect: every buffer back into shared memory for the judge's checks.
   nlohmann::json collect() {
     if (!ran) fatal("collect without go");
+    if (!filled) fatal("collect of a call whose buffers the judge handles");
     for (Region& r : regions) {
       cudaError_t e = cudaMemcpy(shm.data() + r.offset, r.dev, r.total, cudaMemcpyDeviceToHost);
       if (e != cudaSuccess) cuda_failure("copy of a buffer back from the device", e);
