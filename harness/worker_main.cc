@@ -143,8 +143,9 @@ struct Worker {
   std::vector<void*> args;
   bool staged = false, timed = false, ran = false, filled = true;
 
-  // prepare: buffers to the device, arguments, and (timed calls) the pre-call traffic and
-  // L2 flush. Untimed by the judge.
+  // prepare: the buffers (allocated; exported to the judge, or under a tool filled from
+  // shared memory), arguments, and (timed calls) the pre-call traffic and L2 flush. Untimed
+  // by the judge.
   nlohmann::json prepare(const nlohmann::json& req) {
     regions.clear();
     std::vector<size_t> sizes;
