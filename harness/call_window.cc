@@ -114,8 +114,9 @@ bool CallWindow::map(const std::vector<std::string>& handles,
   }
   // Handles are keyed by their bytes (hex digits in either case name the same handle).
   std::vector<std::string> keys;
+  std::vector<cudaIpcMemHandle_t> decoded(handles.size());
   for (size_t i = 0; i < handles.size(); ++i) {
-    cudaIpcMemHandle_t h;
+    cudaIpcMemHandle_t& h = decoded[i];
     if (!bytes_of_hex(handles[i], h.reserved, sizeof h.reserved)) {
       *err = "the handle of buffer " + std::to_string(i) + " is not 128 hex digits";
       return false;
@@ -128,8 +129,7 @@ bool CallWindow::map(const std::vector<std::string>& handles,
   }
   for (size_t i = 0; i < keys.size(); ++i) {
     const std::string what = "the handle of buffer " + std::to_string(i);
-    cudaIpcMemHandle_t h;
-    bytes_of_hex(keys[i], h.reserved, sizeof h.reserved);
+    const cudaIpcMemHandle_t& h = decoded[i];
     auto it = mappings_.find(keys[i]);
     if (it == mappings_.end()) {
       void* p = nullptr;

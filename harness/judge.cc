@@ -389,6 +389,12 @@ class Session {
   RawCall send_call(const CaseSpec& c, const ProblemData& in, bool timed, const Layout& layout,
                     const std::vector<Poison>& poisons);
   CallReply windowed_call(const nlohmann::json& request, double timeout, double* ms);
+  // The worker's prepare request: buffers and arguments, flush for a timed call, ring slot
+  // (-1: fresh buffers), and whether the judge's window handles the buffers.
+  nlohmann::json prepare_request(const nlohmann::json& buffers, const nlohmann::json& args,
+                                 bool timed, int slot) const;
+  // A CUDA failure of the judge's own work: the run cannot go on (fatal_).
+  void set_judge_cuda_failure(const char* step, cudaError_t e);
   // The judge's pre-call work (L2 flush) in its own context: the yardstick's, and the
   // flush inside every call window. Null with *err set when it cannot be made.
   PreCall* judge_pre_call(std::string* err);
@@ -541,14 +547,8 @@ bool Session::start_worker(std::string* err, bool* load_failed, CallFacts* load_
   // instrumented): no calibration.
   const int calibration_calls = wrapper_.empty() ? kCalibrationCalls : 0;
   for (int i = 0; i < calibration_calls; ++i) {
-    CallReply r = worker_->call({{"op", "prepare"},
-                                 {"buffers", nlohmann::json::array()},
-                                 {"args", nlohmann::json::array()},
-                                 {"flush_l2", true},
-                                 {"slot", -1},
-                                 {"fill", false},
-                                 {"export", true}},
-                                timeout);
+    CallReply r = worker_->call(
+        prepare_request(nlohmann::json::array(), nlohmann::json::array(), true, -1), timeout);
     std::string why;
     if (r.outcome == CallOutcome::kOk && !window_->map({}, {}, &why)) {
       r.outcome = CallOutcome::kWorkerError;
@@ -618,6 +618,18 @@ bool Session::compute_expected(const ProblemData& in, Expected* out, std::string
   return true;
 }
 
+nlohmann::json Session::prepare_request(const nlohmann::json& buffers, const nlohmann::json& args,
+                                        bool timed, int slot) const {
+  // With the judge's window the worker only allocates and exports; under a tool it fills
+  // the buffers from shared memory.
+  return {{"op", "prepare"}, {"buffers", buffers}, {"args", args},           {"flush_l2", timed},
+          {"slot", slot},    {"fill", !window_},   {"export", bool(window_)}};
+}
+
+void Session::set_judge_cuda_failure(const char* step, cudaError_t e) {
+  fatal_ = std::string("the judge's ") + step + ": " + cudaGetErrorString(e);
+}
+
 // One round trip inside the judge's window (harness/call_window.h): the staged inputs
 // delivered and L2 flushed before it, every output copied to judge-only memory after it,
 // all on the judge's clock (*ms). Without a window (under a tool) the round trip alone.
@@ -627,7 +639,7 @@ CallReply Session::windowed_call(const nlohmann::json& request, double timeout, 
       std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout));
   CallReply r;
   auto judge_failed = [&](const char* step, cudaError_t e) {
-    fatal_ = std::string("the judge's ") + step + ": " + cudaGetErrorString(e);
+    set_judge_cuda_failure(step, e);
     r.outcome = CallOutcome::kWorkerError;
     r.detail = fatal_;
     *ms = seconds_since(t0) * 1000.0;
@@ -723,16 +735,15 @@ RawCall Session::send_call(const CaseSpec& c, const ProblemData& in, bool timed,
   }
   const int slot =
       opts_.buffers == BufferMode::kFresh ? -1 : int(calls_made_++ % uint64_t(kRingDepth));
-  nlohmann::json req = {{"op", "prepare"},  {"case", c.name},         {"buffers", buffers},
-                        {"args", args},     {"flush_l2", timed},      {"slot", slot},
-                        {"fill", !window_}, {"export", bool(window_)}};
+  nlohmann::json req = prepare_request(buffers, args, timed, slot);
+  req["case"] = c.name;
   const double base_timeout =
       opts_.call_timeout_seconds > 0 ? opts_.call_timeout_seconds : spec_.call_timeout_seconds;
   const double timeout = timeout_scale_ * base_timeout;
   CallFacts& f = raw.facts;
   f.under_tool = !wrapper_.empty();
-  auto judge_failed = [&](const std::string& what, cudaError_t e) {
-    fatal_ = "the judge's " + what + ": " + cudaGetErrorString(e);
+  auto judge_failed = [&](const char* what, cudaError_t e) {
+    set_judge_cuda_failure(what, e);
     raw.judge_failed = true;
     f.end = CallEnd::kWorkerError;
     f.end_detail = fatal_;
