@@ -314,8 +314,8 @@ bool check_output_path(const std::string& path, std::string* err) {
 }
 
 // A sweep's output folder is checked before anything runs: it must be a folder (or be
-// creatable under one), and a sweep.json or sweep.html already in it is replaced only when
-// it is one the judge wrote.
+// creatable under one), and a sweep.json, sweep.html or sweep.svg already in it is replaced
+// only when it is one the judge wrote.
 bool check_sweep_dir(const std::string& dir, std::string* err) {
   struct stat st;
   if (stat(dir.c_str(), &st) != 0) {
@@ -337,7 +337,7 @@ bool check_sweep_dir(const std::string& dir, std::string* err) {
     *err = dir + " exists and is not a folder; refusing to write the sweep there (give a folder)";
     return false;
   }
-  for (const char* name : {"sweep.json", "sweep.html"}) {
+  for (const char* name : {"sweep.json", "sweep.html", "sweep.svg"}) {
     const std::string path = dir + "/" + name;
     if (lstat(path.c_str(), &st) != 0) continue;
     if (!S_ISREG(st.st_mode)) {
@@ -351,8 +351,10 @@ bool check_sweep_dir(const std::string& dir, std::string* err) {
       auto schema = doc.is_object() ? doc.find("schema") : doc.end();
       ours = doc.is_object() && schema != doc.end() && schema->is_string() &&
              schema->get<std::string>() == kSweepSchema;
-    } else if (ours) {
+    } else if (ours && std::string(name) == "sweep.html") {
       ours = text.find("<meta name=\"generator\" content=\"fp4arena sweep\">") != std::string::npos;
+    } else if (ours) {
+      ours = text.find("<!-- fp4arena sweep -->") != std::string::npos;
     }
     if (!ours) {
       *err = path + " exists and is not a sweep the judge wrote; refusing to replace it";
@@ -414,7 +416,7 @@ class Session {
   ExitCode run_profile(nlohmann::json* record);
   ExitCode run_dump();
   // --action sweep: every shape of sweep_shapes_ timed like a --action run benchmark, the
-  // yardstick beside it, then sweep.json and sweep.html.
+  // yardstick beside it, then sweep.json, sweep.html and sweep.svg.
   ExitCode run_sweep(JudgeOutcome* outcome);
   std::string sweep_dir() const {
     return opts_.sweep_dir.empty() ? "sweep/" + spec_.name : opts_.sweep_dir;
@@ -1707,19 +1709,21 @@ ExitCode Session::run_sweep(JudgeOutcome* outcome) {
   outcome->record = doc;
   const std::string dir = sweep_dir();
   std::string err;
-  const std::string json_path = dir + "/sweep.json", html_path = dir + "/sweep.html";
+  const std::string json_path = dir + "/sweep.json", html_path = dir + "/sweep.html",
+                    svg_path = dir + "/sweep.svg";
   if (!make_dirs(dir, &err) ||
       !write_file_atomic(json_path,
                          doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n",
                          &err) ||
-      !write_file_atomic(html_path, sweep_html(rep), &err)) {
+      !write_file_atomic(html_path, sweep_html(rep), &err) ||
+      !write_file_atomic(svg_path, sweep_svg(rep), &err)) {
     return fail_internal("writing the sweep: " + err);
   }
   outcome->record_path = json_path;
   log_ << "result   " << (rep.passed() ? "PASSED" : "FAILED") << "  " << passed << "/"
        << rep.shapes.size() << " shapes passed in " << fmt(rep.wall_seconds, 1) << " s\n"
        << "sweep    " << json_path << "\n"
-       << "chart    " << html_path << "\n";
+       << "chart    " << html_path << " (the chart alone: " << svg_path << ")\n";
   if (!fatal_.empty()) return fail_internal(fatal_);
   return rep.passed() ? ExitCode::kPassed : ExitCode::kFailed;
 }

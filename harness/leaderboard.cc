@@ -19,8 +19,13 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/spec.h"
+#include "harness/sweep_report.h"
 
 namespace fp4arena {
+
+// parse_record()'s reason for a sweep.json (schema fp4arena.sweep.v1): documentation that may
+// sit beside the records, skipped rather than rejected.
+constexpr const char* kSweepNotARecord = "a sweep (fp4arena.sweep.v1), not a submit record";
 namespace {
 
 namespace fs = std::filesystem;
@@ -1310,6 +1315,9 @@ bool parse_record(const std::string& text, SubmitRecord* out, std::string* reaso
       ok = parse_v2(f, root, &p);
     } else if (schema == kSchemaV1) {
       ok = parse_v1(f, root, &p);
+    } else if (schema == kSweepSchema) {
+      *reason = kSweepNotARecord;
+      return false;
     } else {
       *reason = "field schema is \"" + shorten(schema, 40) + "\", expected \"" + kSchemaV2 +
                 "\" or \"" + kSchemaV1 + "\"";
@@ -1730,11 +1738,13 @@ bool build_leaderboard(const LeaderboardOptions& options, LeaderboardReport* rep
     if (ok) {
       r.file = shown;
       records.push_back(std::move(r));
+    } else if (reason == kSweepNotARecord) {
+      ++rep.sweeps_skipped;
     } else {
       rejected.push_back({shown, valid_utf8(reason)});
     }
   }
-  rep.records_read = static_cast<int>(files.size());
+  rep.records_read = static_cast<int>(files.size()) - rep.sweeps_skipped;
   Board board = rank_records(std::move(records));
   board.rejected = std::move(rejected);
   const std::string prefix = valid_utf8(results.generic_string());

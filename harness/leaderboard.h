@@ -187,7 +187,8 @@ struct LeaderboardOptions {
 };
 
 struct LeaderboardReport {
-  int records_read = 0;                 ///< *.json files found, rejected ones included
+  int records_read = 0;                 ///< *.json files found, rejected ones included, sweeps not
+  int sweeps_skipped = 0;               ///< sweep.json files (schema fp4arena.sweep.v1) passed over
   int records_ranked = 0;               ///< entries on the board
   std::vector<std::string> rejected;    ///< "FILE: reason", FILE under results_dir
   std::vector<std::string> not_ranked;  ///< "FILE: not ranked: ..."

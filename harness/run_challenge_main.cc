@@ -114,8 +114,11 @@ int leaderboard(const CliOptions& o) {
   for (const std::string& r : report.rejected) std::cerr << "rejected   " << r << "\n";
   for (const std::string& r : report.not_ranked) std::cerr << "not ranked " << r << "\n";
   std::cerr << "leaderboard: " << report.records_read << " records read, " << report.records_ranked
-            << " ranked, " << report.rejected.size() << " rejected -> " << lo.out_dir
-            << "/leaderboard.{md,html,json}\n";
+            << " ranked, " << report.rejected.size() << " rejected"
+            << (report.sweeps_skipped > 0
+                    ? ", " + std::to_string(report.sweeps_skipped) + " sweep(s) passed over"
+                    : std::string())
+            << " -> " << lo.out_dir << "/leaderboard.{md,html,json}\n";
   return 0;
 }
 

@@ -162,33 +162,8 @@ SweepChartLayout sweep_chart_layout(const SweepReport& r) {
   return l;
 }
 
-std::string sweep_html(const SweepReport& r) {
-  const auto esc = html_escape;
-  const SweepChartLayout l = sweep_chart_layout(r);
-  const std::string unit = esc(r.metric_unit);
-  const std::string device_name = field_text(r.device, "name");
-  int passed = 0;
-  for (const SweepShape& s : r.shapes) passed += s.passed();
-
-  std::ostringstream h;
-  h << R"(<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="generator" content="fp4arena sweep">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>fp4arena sweep: )"
-    << esc(r.challenge) << R"(</title>
-<style>
-body { margin: 0; background: #f6f7f9; color: #1d2330;
-  font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
-main { max-width: 1200px; margin: 0 auto; padding: 24px 20px 48px; }
-h1 { font-size: 24px; margin: 0 0 4px; }
-.meta { color: #4a5366; margin: 2px 0; }
-section { background: #fff; border: 1px solid #dde1e8; border-radius: 8px;
-  padding: 16px 20px; margin: 20px 0; }
-.scroll { overflow-x: auto; }
-svg.chart { display: block; height: auto; }
+// Style rules of the chart, shared by sweep.html and sweep.svg.
+constexpr const char* kChartCss = R"(svg.chart { display: block; height: auto; }
 svg.chart text { font-size: 12px; fill: #1d2330; }
 svg.chart .axis { stroke: #4a5366; stroke-width: 1; }
 svg.chart .grid { stroke: #e3e6ec; stroke-width: 1; }
@@ -198,52 +173,38 @@ svg.chart .yardstick { fill: #e08a1e; }
 svg.chart .limit { stroke: #c0262d; stroke-width: 2; stroke-dasharray: 6 4; }
 svg.chart text.limit-label { fill: #c0262d; }
 svg.chart text.failed { fill: #c0262d; font-weight: 700; font-size: 14px; }
-table { border-collapse: collapse; width: 100%; font-size: 14px; }
-th, td { padding: 5px 9px; border-bottom: 1px solid #eceff4; text-align: left; vertical-align: top; }
-th { background: #f1f3f7; font-weight: 600; white-space: nowrap; }
-td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-tr.failed td { background: #fff1f1; }
-.verdict-passed { color: #1a7f37; font-weight: 600; }
-.verdict-failed { color: #c0262d; font-weight: 600; }
-td.reason { min-width: 260px; max-width: 480px; overflow-wrap: anywhere; font-size: 13px; }
-code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 13px; }
-</style>
-</head>
-<body>
-<main>
 )";
-  h << "<h1>Sweep: " << esc(r.challenge) << " <small>spec v" << r.spec_version << "</small></h1>\n";
-  if (!r.title.empty()) h << "<p class=\"meta\">" << esc(r.title) << "</p>\n";
-  h << "<p class=\"meta\">solution <code>" << esc(r.solution_path) << "</code> sha256 <code>"
-    << esc(r.solution_sha256.substr(0, 12)) << "</code></p>\n";
-  h << "<p class=\"meta\">device " << esc(device_name.empty() ? "unknown" : device_name);
-  const std::string sms = field_text(r.device, "sm_count");
-  const std::string clock = field_text(r.device, "sm_clock_max_mhz");
-  if (!sms.empty()) h << ", " << esc(sms) << " SMs";
-  if (!clock.empty()) h << ", " << esc(clock) << " MHz max";
-  h << "; " << esc(r.limit_name) << " limit ";
-  if (r.limit_value > 0) {
-    h << value_text(r.limit_value) << " " << unit;
-  } else {
-    h << "unknown for this device";
-  }
-  h << "</p>\n<p class=\"meta\">fp4arena " << esc(r.judge_version) << ", " << esc(r.created_utc)
-    << "; shapes from " << esc(r.shapes_source) << "; " << esc(r.timing) << "</p>\n";
-  h << "<p class=\"meta summary\"><strong>" << passed << " of " << r.shapes.size()
-    << " shapes passed</strong>; not a submit record: a sweep is never ranked.</p>\n";
 
-  // The chart.
+// The chart: per shape, the solution's and the yardstick's bars side by side, the device's
+// limit as a dashed line. `standalone`: a whole SVG document (namespace, its own style rules
+// and a generator comment), for a file of its own; otherwise the element for sweep.html.
+std::string chart_svg(const SweepReport& r, bool standalone) {
+  const auto esc = html_escape;
+  const SweepChartLayout l = sweep_chart_layout(r);
+  const std::string unit = esc(r.metric_unit);
+  std::ostringstream h;
   const double bar_w = l.group_width * 0.34;
-  h << "<section>\n<div class=\"scroll\">\n<svg class=\"chart\" width=\"" << fixed(l.width, 0)
-    << "\" height=\"" << fixed(l.height, 0) << "\" viewBox=\"0 0 " << fixed(l.width, 0) << " "
-    << fixed(l.height, 0) << "\" role=\"img\" aria-label=\"" << unit
-    << " per shape: solution, yardstick and the " << esc(r.limit_name) << " limit\">\n";
+  h << "<svg class=\"chart\" width=\"" << fixed(l.width, 0) << "\" height=\"" << fixed(l.height, 0)
+    << "\" viewBox=\"0 0 " << fixed(l.width, 0) << " " << fixed(l.height, 0)
+    << "\" role=\"img\" aria-label=\"" << unit << " per shape: solution, yardstick and the "
+    << esc(r.limit_name) << " limit\"";
+  if (standalone) {
+    h << " xmlns=\"http://www.w3.org/2000/svg\">\n<!-- fp4arena sweep -->\n<style>\n"
+      << kChartCss
+      << "svg.chart { background: #fff; font-family: system-ui, sans-serif; }\n</style>\n";
+  } else {
+    h << ">\n";
+  }
   // Legend: one row each.
   double ly = kLegendTop;
   h << "<g class=\"legend\">\n";
   h << "<rect class=\"solution\" x=\"" << fixed(l.plot_left, 1) << "\" y=\"" << fixed(ly + 3, 1)
     << "\" width=\"14\" height=\"12\"/><text x=\"" << fixed(l.plot_left + 20, 1) << "\" y=\""
-    << fixed(ly + 13, 1) << "\">solution: " << esc(solution_stem(r.solution_path)) << "</text>\n";
+    << fixed(ly + 13, 1) << "\">solution: " << esc(solution_stem(r.solution_path));
+  // A chart on its own (a README's image) says where it was measured.
+  const std::string device_name = field_text(r.device, "name");
+  if (standalone && !device_name.empty()) h << ", on " << esc(device_name);
+  h << "</text>\n";
   ly += kLegendRow;
   h << "<rect class=\"yardstick\" x=\"" << fixed(l.plot_left, 1) << "\" y=\"" << fixed(ly + 3, 1)
     << "\" width=\"14\" height=\"12\"/><text x=\"" << fixed(l.plot_left + 20, 1) << "\" y=\""
@@ -314,7 +275,75 @@ code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; fo
       << fixed(l.plot_right - 4, 1) << "\" y=\"" << fixed(y - 5, 1) << "\" text-anchor=\"end\">"
       << esc(r.limit_name) << " limit " << value_text(r.limit_value) << " " << unit << "</text>\n";
   }
-  h << "</svg>\n</div>\n</section>\n";
+  h << "</svg>\n";
+  return h.str();
+}
+
+std::string sweep_svg(const SweepReport& r) {
+  return chart_svg(r, true);
+}
+
+std::string sweep_html(const SweepReport& r) {
+  const auto esc = html_escape;
+  const std::string unit = esc(r.metric_unit);
+  const std::string device_name = field_text(r.device, "name");
+  int passed = 0;
+  for (const SweepShape& s : r.shapes) passed += s.passed();
+
+  std::ostringstream h;
+  h << R"(<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="generator" content="fp4arena sweep">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>fp4arena sweep: )"
+    << esc(r.challenge) << R"(</title>
+<style>
+body { margin: 0; background: #f6f7f9; color: #1d2330;
+  font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
+main { max-width: 1200px; margin: 0 auto; padding: 24px 20px 48px; }
+h1 { font-size: 24px; margin: 0 0 4px; }
+.meta { color: #4a5366; margin: 2px 0; }
+section { background: #fff; border: 1px solid #dde1e8; border-radius: 8px;
+  padding: 16px 20px; margin: 20px 0; }
+.scroll { overflow-x: auto; }
+)" << kChartCss
+    << R"(table { border-collapse: collapse; width: 100%; font-size: 14px; }
+th, td { padding: 5px 9px; border-bottom: 1px solid #eceff4; text-align: left; vertical-align: top; }
+th { background: #f1f3f7; font-weight: 600; white-space: nowrap; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+tr.failed td { background: #fff1f1; }
+.verdict-passed { color: #1a7f37; font-weight: 600; }
+.verdict-failed { color: #c0262d; font-weight: 600; }
+td.reason { min-width: 260px; max-width: 480px; overflow-wrap: anywhere; font-size: 13px; }
+code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 13px; }
+</style>
+</head>
+<body>
+<main>
+)";
+  h << "<h1>Sweep: " << esc(r.challenge) << " <small>spec v" << r.spec_version << "</small></h1>\n";
+  if (!r.title.empty()) h << "<p class=\"meta\">" << esc(r.title) << "</p>\n";
+  h << "<p class=\"meta\">solution <code>" << esc(r.solution_path) << "</code> sha256 <code>"
+    << esc(r.solution_sha256.substr(0, 12)) << "</code></p>\n";
+  h << "<p class=\"meta\">device " << esc(device_name.empty() ? "unknown" : device_name);
+  const std::string sms = field_text(r.device, "sm_count");
+  const std::string clock = field_text(r.device, "sm_clock_max_mhz");
+  if (!sms.empty()) h << ", " << esc(sms) << " SMs";
+  if (!clock.empty()) h << ", " << esc(clock) << " MHz max";
+  h << "; " << esc(r.limit_name) << " limit ";
+  if (r.limit_value > 0) {
+    h << value_text(r.limit_value) << " " << unit;
+  } else {
+    h << "unknown for this device";
+  }
+  h << "</p>\n<p class=\"meta\">fp4arena " << esc(r.judge_version) << ", " << esc(r.created_utc)
+    << "; shapes from " << esc(r.shapes_source) << "; " << esc(r.timing) << "</p>\n";
+  h << "<p class=\"meta summary\"><strong>" << passed << " of " << r.shapes.size()
+    << " shapes passed</strong>; not a submit record: a sweep is never ranked.</p>\n";
+
+  h << "<section>\n<div class=\"scroll\">\n" << chart_svg(r, false) << "</div>\n</section>\n";
 
   // The table.
   h << "<section>\n<div class=\"scroll\"><table>\n<thead><tr><th>shape</th><th>dims</th>"

@@ -68,6 +68,10 @@ struct SweepReport {
 /// sweep.json (schema fp4arena.sweep.v1; harness/README.md shows it).
 nlohmann::json sweep_json(const SweepReport& report);
 
+/// sweep.svg: the chart of sweep.html as an SVG document of its own (style rules inside, no
+/// scripts, nothing fetched), for embedding as an image; its legend names the device.
+std::string sweep_svg(const SweepReport& report);
+
 /// sweep.html: one self-contained page (inline CSS and SVG, no scripts, nothing fetched)
 /// with the chart (per shape, the solution's and the yardstick's values side by side, the
 /// device's limit as a horizontal line) and a table. Every text from the report is escaped.

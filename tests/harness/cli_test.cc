@@ -296,6 +296,12 @@ TEST_F(CliSweep, OutMustBeAFolderAndOnlyASweepIsReplaced) {
   EXPECT_NE(r.output.find("sweep.html exists and is not a sweep the judge wrote"),
             std::string::npos)
       << r.output;
+  ASSERT_TRUE(make_dirs(dir_ + "/taken_svg", &err)) << err;
+  write("taken_svg/sweep.svg", "<svg xmlns=\"http://www.w3.org/2000/svg\"/>\n");
+  r = sweep({"--out", dir_ + "/taken_svg"});
+  EXPECT_EQ(r.exit_code, int(ExitCode::kUsage)) << r.output;
+  EXPECT_NE(r.output.find("sweep.svg exists and is not a sweep the judge wrote"), std::string::npos)
+      << r.output;
   ASSERT_TRUE(make_dirs(dir_ + "/taken2/sweep.json", &err)) << err;
   r = sweep({"--out", dir_ + "/taken2"});
   EXPECT_EQ(r.exit_code, int(ExitCode::kUsage)) << r.output;

@@ -1,6 +1,6 @@
 // --action sweep end to end on a GPU with the test-only toy_quantize challenge: two shapes
-// from a --shapes file, the copy yardstick beside each, sweep.json and sweep.html written;
-// a solution that fails every shape still gets the yardstick timed and exits 1.
+// from a --shapes file, the copy yardstick beside each, sweep.json, sweep.html and sweep.svg
+// written; a solution that fails every shape still gets the yardstick timed and exits 1.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -112,6 +112,11 @@ TEST_F(GpuSweep, CorrectSolutionPassesEveryShapeBesideTheYardstick) {
   EXPECT_NE(html.find("<line class=\"limit\" data-value"), std::string::npos);
   EXPECT_NE(html.find("2 of 2 shapes passed"), std::string::npos);
   EXPECT_NE(log.find("sweep    " + dir_ + "/out/sweep.json"), std::string::npos) << log;
+  std::string svg;
+  ASSERT_TRUE(read_file(dir_ + "/out/sweep.svg", &svg, &err)) << err;
+  EXPECT_NE(svg.find("xmlns=\"http://www.w3.org/2000/svg\""), std::string::npos);
+  EXPECT_NE(svg.find(">1000x4100<"), std::string::npos);
+  EXPECT_NE(log.find("(the chart alone: " + dir_ + "/out/sweep.svg)"), std::string::npos) << log;
 
   // A second sweep into the same folder replaces the judge's own files.
   r = sweep("correct", &log);

@@ -807,12 +807,16 @@ TEST(BuildLeaderboard, RejectsFilesTheBoardCannotTrust) {
   spit(results / "w4a16_matmul" / "deep.json", std::string(200000, '{'));
   // A file name that is not UTF-8 is shown with U+FFFD; the record is ranked.
   spit(results / "w4a16_matmul" / "caf\xE9.json", good);
+  // A sweep kept beside the records is passed over: neither a record read nor a rejection.
+  spit(results / "w4a16_matmul" / "sweeps" / "sweep.json",
+       R"({"schema": "fp4arena.sweep.v1", "shapes": []})");
   LeaderboardReport report;
   std::string err;
   ASSERT_TRUE(
       build_leaderboard({results.string(), (results / "board").string(), kSpecs}, &report, &err))
       << err;
   EXPECT_EQ(report.records_read, 4);
+  EXPECT_EQ(report.sweeps_skipped, 1);
   EXPECT_EQ(report.records_ranked, 1);
   const auto rejected = by_file(report.rejected, results.generic_string());
   ASSERT_EQ(rejected.size(), 3u);
