@@ -7,6 +7,14 @@
 // b_scales is (N, K/16) e4m3; c is (M, N) fp16. Element k of a row is the low nibble of
 // byte k/2 when k is even, the high nibble when k is odd.
 //
+// Judged: `scripts/run_challenge challenges/nvfp4_matmul --solution solutions/nvfp4_matmul/naive.cu
+//   --action submit` on an NVIDIA H200 (132 SMs, driver 580.159.04, judge 0.2.0, 2026-11-22):
+//   table5 264.6890 ms = 0.9 TF/s (0.00x cuBLAS FP16 on pre-dequantized operands in the same run),
+//   rev1 117.5573 ms = 0.9 TF/s (0.00x). `--action sweep` of the same code (2026-11-23, same
+//   machine kind; run timing), ratio to cuBLAS: 0.00 (1024^3), 0.00 (2048^3), 0.00 (4096^3), 0.00
+//   (8192^3), 0.00 (4096x4096x8192). The committed record (results/nvfp4_matmul/nvidia-h200/) and
+//   sweep (solutions/nvfp4_matmul/README.md) are later runs of this file.
+//
 // Expected bound: each thread re-reads a whole row of a and of b, so this is bound by L1/L2
 // traffic and integer decode work, far from the tensor cores; it exists to be obviously
 // right, not fast. TF/s measured on the GPU machine is in solutions/nvfp4_matmul/README.md.
