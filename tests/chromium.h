@@ -1,5 +1,5 @@
 // Headless Chromium for the tests of the pages the judge writes (leaderboard, sweep): where
-// it is, and running a command to read what it printed.
+// it is, running a command to read what it printed, and the DOM it makes of a file.
 #pragma once
 
 #include <unistd.h>
@@ -34,6 +34,19 @@ inline std::string find_chromium() {
   auto [status, path] = capture("command -v chromium 2>/dev/null");
   while (!path.empty() && (path.back() == '\n' || path.back() == '\r')) path.pop_back();
   return status == 0 ? path : "";
+}
+
+/// The DOM headless Chromium builds from the file at `path` (absolute), with a fresh profile
+/// in `profile_dir`: its exit status and the serialised DOM (a page's, or an SVG document's,
+/// where a parse error shows as a parsererror element). 60 s at most.
+inline std::pair<int, std::string> dump_dom(const std::string& chromium, const std::string& path,
+                                            const std::string& profile_dir) {
+  return capture("timeout 60 " + shell_quote(chromium) +
+                 " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run"
+                 " --disable-background-networking --disable-component-update --disable-sync"
+                 " --user-data-dir=" +
+                 shell_quote(profile_dir) + " --dump-dom " + shell_quote("file://" + path) +
+                 " 2>/dev/null");
 }
 
 }  // namespace fp4arena::testing_util

@@ -19,9 +19,8 @@
 namespace fp4arena {
 namespace {
 
-using testing_util::capture;
+using testing_util::dump_dom;
 using testing_util::find_chromium;
-using testing_util::shell_quote;
 
 namespace fs = std::filesystem;
 
@@ -126,15 +125,8 @@ TEST_F(HtmlBoard, ChromiumRendersTheRankedRowsAndTheChart) {
   }
   const fs::path profile = dir_ / "profile";
   fs::create_directories(profile);
-  const std::string command =
-      "timeout 60 " + shell_quote(chromium) +
-      " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run"
-      " --disable-background-networking --disable-component-update --disable-sync"
-      " --user-data-dir=" +
-      shell_quote(profile.string()) + " --dump-dom " +
-      shell_quote("file://" + html_path_.string()) + " 2>/dev/null";
-  const auto [status, dom] = capture(command);
-  ASSERT_EQ(status, 0) << command << "\n" << dom;
+  const auto [status, dom] = dump_dom(chromium, html_path_.string(), profile.string());
+  ASSERT_EQ(status, 0) << dom;
   // The dump is the browser's DOM, not the file: the parser closes and normalises the markup.
   ASSERT_NE(dom.find("<html lang=\"en\"><head>"), std::string::npos) << dom;
   ASSERT_NE(dom.find("</body></html>"), std::string::npos) << dom;

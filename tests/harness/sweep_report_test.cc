@@ -20,9 +20,8 @@
 namespace fp4arena {
 namespace {
 
-using testing_util::capture;
+using testing_util::dump_dom;
 using testing_util::find_chromium;
-using testing_util::shell_quote;
 
 namespace fs = std::filesystem;
 
@@ -279,16 +278,9 @@ TEST(SweepReport, ChromiumRendersTheChartAndTheTable) {
   fs::create_directories(dir / "profile");
   const fs::path page = fs::absolute(dir / "sweep.html");
   std::ofstream(page, std::ios::binary) << sweep_html(fake_report());
-  const std::string command =
-      "timeout 60 " + shell_quote(chromium) +
-      " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run"
-      " --disable-background-networking --disable-component-update --disable-sync"
-      " --user-data-dir=" +
-      shell_quote((dir / "profile").string()) + " --dump-dom " +
-      shell_quote("file://" + page.string()) + " 2>/dev/null";
-  const auto [status, dom] = capture(command);
+  const auto [status, dom] = dump_dom(chromium, page.string(), (dir / "profile").string());
   fs::remove_all(dir);
-  ASSERT_EQ(status, 0) << command << "\n" << dom;
+  ASSERT_EQ(status, 0) << dom;
   ASSERT_NE(dom.find("</body></html>"), std::string::npos) << dom;
   // The browser's DOM: the SVG survived parsing, with its bars, limit line and labels.
   EXPECT_NE(dom.find("<svg class=\"chart\""), std::string::npos) << dom;
@@ -316,16 +308,9 @@ TEST(SweepReport, ChromiumOpensTheSvgAsAnImageDocument) {
   fs::create_directories(dir / "profile");
   const fs::path file = fs::absolute(dir / "sweep.svg");
   std::ofstream(file, std::ios::binary) << sweep_svg(fake_report());
-  const std::string command =
-      "timeout 60 " + shell_quote(chromium) +
-      " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run"
-      " --disable-background-networking --disable-component-update --disable-sync"
-      " --user-data-dir=" +
-      shell_quote((dir / "profile").string()) + " --dump-dom " +
-      shell_quote("file://" + file.string()) + " 2>/dev/null";
-  const auto [status, dom] = capture(command);
+  const auto [status, dom] = dump_dom(chromium, file.string(), (dir / "profile").string());
   fs::remove_all(dir);
-  ASSERT_EQ(status, 0) << command << "\n" << dom;
+  ASSERT_EQ(status, 0) << dom;
   // Parsed as SVG (an XML parse error would leave a parsererror element instead).
   EXPECT_EQ(dom.find("parsererror"), std::string::npos) << dom;
   EXPECT_NE(dom.find("<line class=\"limit\" data-value=\"1000\""), std::string::npos) << dom;
