@@ -351,10 +351,12 @@ bool check_sweep_dir(const std::string& dir, std::string* err) {
       auto schema = doc.is_object() ? doc.find("schema") : doc.end();
       ours = doc.is_object() && schema != doc.end() && schema->is_string() &&
              schema->get<std::string>() == kSweepSchema;
-    } else if (ours && std::string(name) == "sweep.html") {
-      ours = text.find("<meta name=\"generator\" content=\"fp4arena sweep\">") != std::string::npos;
     } else if (ours) {
-      ours = text.find("<!-- fp4arena sweep -->") != std::string::npos;
+      // The mark each page carries: sweep_html()'s generator tag, sweep_svg()'s comment.
+      const char* mark = std::string(name) == "sweep.html"
+                             ? "<meta name=\"generator\" content=\"fp4arena sweep\">"
+                             : "<!-- fp4arena sweep -->";
+      ours = text.find(mark) != std::string::npos;
     }
     if (!ours) {
       *err = path + " exists and is not a sweep the judge wrote; refusing to replace it";

@@ -162,6 +162,8 @@ SweepChartLayout sweep_chart_layout(const SweepReport& r) {
   return l;
 }
 
+namespace {
+
 // Style rules of the chart, shared by sweep.html and sweep.svg.
 constexpr const char* kChartCss = R"(svg.chart { display: block; height: auto; }
 svg.chart text { font-size: 12px; fill: #1d2330; }
@@ -278,6 +280,8 @@ std::string chart_svg(const SweepReport& r, bool standalone) {
   h << "</svg>\n";
   return h.str();
 }
+
+}  // namespace
 
 std::string sweep_svg(const SweepReport& r) {
   return chart_svg(r, true);
