@@ -8,6 +8,7 @@
 
 #include "harness/ipc.h"
 #include "harness/pre_call.h"
+#include "harness/stream_memops.h"
 
 namespace fp4arena {
 namespace {
@@ -57,6 +58,11 @@ CallWindow::Scratch::~Scratch() {
 CallWindow::~CallWindow() {
   unmap_all();
   if (image_) cudaFreeHost(image_);
+  if (dev_start_) cudaEventDestroy(dev_start_);
+  if (dev_mid_) cudaEventDestroy(dev_mid_);
+  if (dev_end_) cudaEventDestroy(dev_end_);
+  if (dev_after_) cudaEventDestroy(dev_after_);
+  if (release_stream_) cudaStreamDestroy(release_stream_);
   if (stream_) cudaStreamDestroy(stream_);
 }
 
@@ -70,8 +76,19 @@ bool CallWindow::init(const PreCall* flush, std::string* err) {
     *err = "the judge's call window: the CUDA driver has no cuMemGetAddressRange";
     return false;
   }
+  if (!stream_memops().ok()) {
+    *err = "the judge's call window: the CUDA driver has no stream memory operations";
+    return false;
+  }
   cudaError_t e = cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking);
+  if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&release_stream_, cudaStreamNonBlocking);
   if (e != cudaSuccess) return fail("cudaStreamCreate", e);
+  if ((e = cudaEventCreate(&dev_start_)) != cudaSuccess ||
+      (e = cudaEventCreate(&dev_mid_)) != cudaSuccess ||
+      (e = cudaEventCreate(&dev_end_)) != cudaSuccess ||
+      (e = cudaEventCreate(&dev_after_)) != cudaSuccess) {
+    return fail("cudaEventCreate", e);
+  }
   if ((e = marker_.reserve(256)) != cudaSuccess) return fail("cudaMalloc", e);
   // The copy model: one small and one 64 MiB device-to-device copy, medians of a few.
   const size_t big = size_t(64) << 20;
@@ -92,14 +109,148 @@ bool CallWindow::init(const PreCall* flush, std::string* err) {
     *ms = t[t.size() / 2];
     return cudaSuccess;
   };
-  double small_ms = 0, big_ms = 0;
+  // The same copies on the GPU's timeline (events): the model of delivery_model_ms() and
+  // snapshot_model_ms().
+  auto device_copy = [&](size_t bytes, double* ms) {
+    std::vector<double> t;
+    for (int i = 0; i < 7; ++i) {
+      cudaEventRecord(dev_start_, stream_);
+      cudaError_t c =
+          cudaMemcpyAsync(snap_.ptr, staged_.ptr, bytes, cudaMemcpyDeviceToDevice, stream_);
+      cudaEventRecord(dev_end_, stream_);
+      if (c == cudaSuccess) c = cudaEventSynchronize(dev_end_);
+      if (c != cudaSuccess) return c;
+      float f = 0;
+      cudaEventElapsedTime(&f, dev_start_, dev_end_);
+      t.push_back(f);
+    }
+    std::sort(t.begin(), t.end());
+    *ms = t[t.size() / 2];
+    return cudaSuccess;
+  };
+  double small_ms = 0, big_ms = 0, dev_small_ms = 0, dev_big_ms = 0;
   if ((e = time_copy(4096, &small_ms)) != cudaSuccess ||
-      (e = time_copy(big, &big_ms)) != cudaSuccess) {
+      (e = time_copy(big, &big_ms)) != cudaSuccess ||
+      (e = device_copy(4096, &dev_small_ms)) != cudaSuccess ||
+      (e = device_copy(big, &dev_big_ms)) != cudaSuccess) {
     return fail("timing a copy", e);
   }
   copy_fixed_ms_ = small_ms;
   copy_ms_per_byte_ = std::max(0.0, big_ms - small_ms) / double(big);
+  dev_copy_fixed_ms_ = dev_small_ms;
+  dev_copy_ms_per_byte_ = std::max(0.0, dev_big_ms - dev_small_ms) / double(big);
   return true;
+}
+
+bool CallWindow::map_sync(const std::string& handle, std::string* err) {
+  if (sync_ && handle == sync_handle_) return true;
+  cudaIpcMemHandle_t h;
+  if (!bytes_of_hex(handle, h.reserved, sizeof h.reserved)) {
+    *err = "the sync buffer's handle is not 128 hex digits";
+    return false;
+  }
+  if (sync_) {
+    cudaStreamSynchronize(stream_);
+    cudaStreamSynchronize(release_stream_);
+    cudaIpcCloseMemHandle(sync_);
+    sync_ = nullptr;
+    sync_handle_.clear();
+  }
+  for (const auto& m : mappings_) {
+    if (m.first == hex_of_bytes(h.reserved, sizeof h.reserved)) {
+      *err = "the sync buffer's handle names an argument buffer";
+      return false;
+    }
+  }
+  void* p = nullptr;
+  cudaError_t e = cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    *err = std::string("the sync buffer cannot be mapped: ") + cudaGetErrorString(e);
+    return false;
+  }
+  CUdeviceptr base = 0;
+  size_t size = 0;
+  if (address_range_fn()(&base, &size, reinterpret_cast<CUdeviceptr>(p)) != CUDA_SUCCESS ||
+      base != reinterpret_cast<CUdeviceptr>(p) || size < kSyncBytes) {
+    cudaIpcCloseMemHandle(p);
+    *err =
+        "the sync buffer's handle names no allocation of " + std::to_string(kSyncBytes) + " bytes";
+    return false;
+  }
+  for (const auto& m : mappings_) {
+    if (m.second.ptr == p) {
+      cudaIpcCloseMemHandle(p);
+      *err = "the sync buffer's handle names an argument buffer";
+      return false;
+    }
+  }
+  sync_ = static_cast<uint8_t*>(p);
+  sync_handle_ = handle;
+  return true;
+}
+
+cudaError_t CallWindow::open(uint32_t seq) {
+  if (!sync_) return cudaErrorInvalidValue;
+  const StreamMemOps& ops = stream_memops();
+  cudaError_t e;
+  if ((e = cudaEventRecord(dev_start_, stream_)) != cudaSuccess || (e = deliver()) != cudaSuccess ||
+      (e = cudaEventRecord(dev_mid_, stream_)) != cudaSuccess ||
+      (e = PreCall::spin(stream_, kWindowSpinUs)) != cudaSuccess) {
+    return e;
+  }
+  if (ops.write(reinterpret_cast<CUstream>(stream_),
+                reinterpret_cast<CUdeviceptr>(sync_ + kSyncGoOffset), seq,
+                CU_STREAM_WRITE_VALUE_DEFAULT) != CUDA_SUCCESS ||
+      ops.wait(reinterpret_cast<CUstream>(stream_),
+               reinterpret_cast<CUdeviceptr>(sync_ + kSyncDoneOffset), seq,
+               CU_STREAM_WAIT_VALUE_GEQ) != CUDA_SUCCESS) {
+    return cudaErrorLaunchFailure;
+  }
+  if ((e = cudaEventRecord(dev_end_, stream_)) != cudaSuccess || (e = snapshot()) != cudaSuccess) {
+    return e;
+  }
+  return cudaEventRecord(dev_after_, stream_);
+}
+
+cudaError_t CallWindow::release(uint32_t seq) {
+  if (!sync_) return cudaSuccess;
+  if (stream_memops().write(reinterpret_cast<CUstream>(release_stream_),
+                            reinterpret_cast<CUdeviceptr>(sync_ + kSyncDoneOffset), seq,
+                            CU_STREAM_WRITE_VALUE_DEFAULT) != CUDA_SUCCESS) {
+    return cudaErrorLaunchFailure;
+  }
+  return cudaSuccess;
+}
+
+WindowClock CallWindow::clock() const {
+  auto between = [](cudaEvent_t a, cudaEvent_t b) {
+    float ms = 0;
+    return cudaEventElapsedTime(&ms, a, b) == cudaSuccess ? double(ms) : 0.0;
+  };
+  WindowClock c;
+  c.pre_ms = between(dev_start_, dev_mid_);
+  c.device_ms = between(dev_mid_, dev_end_);
+  c.post_ms = between(dev_end_, dev_after_);
+  return c;
+}
+
+double CallWindow::delivery_model_ms() const {
+  double ms = 0;
+  for (const WindowBuffer& b : buffers_) {
+    if (!b.output && b.payload > 0) {
+      ms += dev_copy_fixed_ms_ + double(b.payload) * dev_copy_ms_per_byte_;
+    }
+  }
+  return ms;
+}
+
+double CallWindow::snapshot_model_ms() const {
+  double ms = 0;
+  for (const WindowBuffer& b : buffers_) {
+    if (b.output) ms += dev_copy_fixed_ms_ + double(b.total()) * dev_copy_ms_per_byte_;
+  }
+  return ms;
 }
 
 bool CallWindow::map(const std::vector<std::string>& handles,
@@ -322,6 +473,10 @@ double CallWindow::copy_allowance_ms() const {
 
 void CallWindow::unmap_all() {
   if (stream_) cudaStreamSynchronize(stream_);
+  if (release_stream_) cudaStreamSynchronize(release_stream_);
+  if (sync_) cudaIpcCloseMemHandle(sync_);
+  sync_ = nullptr;
+  sync_handle_.clear();
   for (auto& m : mappings_) cudaIpcCloseMemHandle(m.second.ptr);
   mappings_.clear();
   worker_ptrs_.clear();

@@ -7,6 +7,18 @@
 //   the window         t0; the staged inputs copied into the worker's buffers; L2 flushed;
 //                      go round trip (solve() runs); every output copied to judge-only
 //                      memory (the snapshot); t1;
+//
+// The window is also timed on the GPU's own timeline, by the judge's events in its own
+// stream, with no host latency inside. The whole window is enqueued before the worker is
+// told to go: device start event; delivery; L2 flush; device mid event; a short spin (long
+// enough for the worker to have queued its call behind it); the go word (the call's
+// sequence number) into the worker's sync buffer; a wait for the worker's done word; device
+// end event; snapshot; device after event.
+// The worker's launch stream waits for the go word before its blocking kernel and writes
+// the done word right after its stop event (harness/stream_memops.h). So everything the
+// worker's context does on the GPU between delivery and its done word lies between the
+// judge's two events, and what a solution leaves running past its done word is in the
+// snapshot or missing from it, as for the host clock.
 //   after the window   every buffer read back to judge-only host memory, outputs from the
 //                      snapshot, for the canary, input and answer checks.
 //
@@ -32,6 +44,8 @@
 #include <string>
 #include <vector>
 
+#include "harness/verdict.h"
+
 namespace fp4arena {
 
 class PreCall;
@@ -45,6 +59,11 @@ struct WindowBuffer {
   uint8_t poison = 0;  ///< the byte every payload byte of an output starts as
   size_t total() const { return payload + 2 * canary; }
 };
+
+/// How long the window's spin lasts between delivery and the go word: longer than the go
+/// request takes to reach the worker and the worker to queue its call behind its wait, so
+/// that no host latency falls between the judge's device events.
+constexpr double kWindowSpinUs = 200;
 
 class CallWindow {
  public:
@@ -73,13 +92,28 @@ class CallWindow {
   /// input) into judge-only device memory.
   cudaError_t stage(const std::vector<const uint8_t*>& inputs);
 
-  /// The window's start: the staged inputs into the worker's buffers, then the L2 flush.
-  cudaError_t deliver();
-  /// The window's end: every output buffer, canaries included, into judge-only memory.
-  cudaError_t snapshot();
+  /// Maps the worker's sync buffer (harness/stream_memops.h), named by its handle in every
+  /// exported prepare; a new handle (a new worker) replaces the old mapping. False + *err
+  /// (the worker's fault) when it is malformed, cannot be mapped or is too small.
+  bool map_sync(const std::string& handle, std::string* err);
+
+  /// Enqueues the whole window of call `seq` (see the file comment): device start event,
+  /// delivery of the staged inputs, L2 flush, spin, go word, wait for the done word, device
+  /// end event, snapshot of every output. Nothing waits here.
+  cudaError_t open(uint32_t seq);
+  /// Writes the done word of call `seq` from the judge's side, so that a window whose worker
+  /// will never write it (it failed, was killed, or answered without it) can finish.
+  cudaError_t release(uint32_t seq);
   /// Waits for the window's work on the judge's stream until `deadline`: cudaSuccess,
   /// cudaErrorNotReady when the deadline passed, or the error.
   cudaError_t wait(std::chrono::steady_clock::time_point deadline) const;
+  /// After wait(): the window's three parts on the GPU timeline (harness/verdict.h).
+  WindowClock clock() const;
+  /// What delivering this call's inputs, and copying its outputs into the snapshot, cost on
+  /// the GPU timeline by the device copy model measured at init (with events): the parts of
+  /// clock().pre_ms and clock().post_ms beyond an empty window's.
+  double delivery_model_ms() const;
+  double snapshot_model_ms() const;
 
   /// After the window: every buffer (canaries included) into host_image() at `offsets`
   /// (one per buffer), outputs from the snapshot.
@@ -117,6 +151,16 @@ class CallWindow {
   std::vector<WindowBuffer> buffers_;
   std::vector<uint8_t*> worker_ptrs_;  // of the current call, one per buffer
   Scratch staged_, snap_, marker_;
+  // The worker's sync buffer as mapped here, its handle, the window's device events and the
+  // stream release() writes from.
+  uint8_t* sync_ = nullptr;
+  std::string sync_handle_;
+  cudaEvent_t dev_start_ = nullptr, dev_mid_ = nullptr, dev_end_ = nullptr, dev_after_ = nullptr;
+  cudaStream_t release_stream_ = nullptr;
+  double dev_copy_fixed_ms_ = 0, dev_copy_ms_per_byte_ = 0;
+  // The window's own copies, enqueued by open().
+  cudaError_t deliver();
+  cudaError_t snapshot();
   uint8_t* image_ = nullptr;  // pinned host memory
   size_t image_size_ = 0;
   double copy_fixed_ms_ = 0, copy_ms_per_byte_ = 0;

@@ -193,6 +193,8 @@ struct CallResult {
   std::vector<OutputReport> outputs;
   double event_ms = 0;  // work after the stop event included
   double wall_ms = 0;   // the judge's clock around the timed round trip
+  WindowClock window;   // the judge's window on the GPU timeline (harness/verdict.h)
+  double delivery_model_ms = 0, snapshot_model_ms = 0;  // its copies, by the device model
   double empty_wall_ms = 0;
   double worker_go_ms = 0;
   double host_call_ms = 0;
@@ -207,7 +209,9 @@ struct RawCall {
   double event_ms = 0, host_call_ms = 0, busy_after_us = 0;
   double wall_ms = 0;        // the judge's own clock around the timed round trip
   double empty_wall_ms = 0;  // ... around an empty timed round trip just before it
-  double worker_go_ms = 0;   // the worker's own clock around go (reported, diagnostic)
+  WindowClock window;        // the judge's window on the GPU timeline (harness/verdict.h)
+  double delivery_model_ms = 0, snapshot_model_ms = 0;  // its copies, by the device model
+  double worker_go_ms = 0;  // the worker's own clock around go (reported, diagnostic)
   bool hold_timed_out = false;
   double copy_allowance_ms = 0;    // what the window's copies may add (CallWindow)
   const uint8_t* image = nullptr;  // every buffer after the call, at its layout offset
@@ -392,7 +396,12 @@ class Session {
   bool start_or_fail(CallResult* r);
   RawCall send_call(const CaseSpec& c, const ProblemData& in, bool timed, const Layout& layout,
                     const std::vector<Poison>& poisons);
-  CallReply windowed_call(const nlohmann::json& request, double timeout, double* ms);
+  // *dev: the window's GPU times (harness/verdict.h), zero without a window.
+  CallReply windowed_call(const nlohmann::json& request, double timeout, double* ms,
+                          WindowClock* dev);
+  // The worker's sync buffer named in a prepare reply, mapped (false + *err: the worker's
+  // fault).
+  bool map_sync(const CallReply& reply, std::string* err);
   // The worker's prepare request: buffers and arguments, flush for a timed call, ring slot
   // (-1: fresh buffers), and whether the judge's window handles the buffers.
   nlohmann::json prepare_request(const nlohmann::json& buffers, const nlohmann::json& args,
@@ -467,7 +476,10 @@ class Session {
   double exit_grace_seconds_ = 2;
   uint64_t calls_made_ = 0;
   double overhead_ms_ = 0;  // median judge-clock time of an empty timed round trip
-  std::string sandbox_;     // what the worker's sandbox enforced
+  // Medians over the same calls of an empty window's parts on the GPU timeline.
+  WindowClock empty_window_;
+  uint32_t window_seq_ = 0;  // the last window's sequence number (its go/done words)
+  std::string sandbox_;      // what the worker's sandbox enforced
   // --action sweep: the shapes and where they came from.
   std::vector<CaseSpec> sweep_shapes_;
   std::string sweep_source_;
@@ -546,7 +558,7 @@ bool Session::start_worker(std::string* err, bool* load_failed, CallFacts* load_
   // after the pre-call traffic and L2 flush of a prepare with no buffers, as the empty round
   // trip beside every timed call is.
   const double timeout = timeout_scale_ * spec_.call_timeout_seconds;
-  std::vector<double> wall;
+  std::vector<double> wall, pre, device, post;
   // Under compute-sanitizer or ncu timing means nothing (and every blocking kernel would be
   // instrumented): no calibration.
   const int calibration_calls = wrapper_.empty() ? kCalibrationCalls : 0;
@@ -554,13 +566,17 @@ bool Session::start_worker(std::string* err, bool* load_failed, CallFacts* load_
     CallReply r = worker_->call(
         prepare_request(nlohmann::json::array(), nlohmann::json::array(), true, -1), timeout);
     std::string why;
-    if (r.outcome == CallOutcome::kOk && !window_->map({}, {}, &why)) {
+    if (r.outcome == CallOutcome::kOk && (!window_->map({}, {}, &why) || !map_sync(r, &why))) {
       r.outcome = CallOutcome::kWorkerError;
       r.detail = why;
     }
     double ms = 0;
-    if (r.outcome == CallOutcome::kOk) r = windowed_call({{"op", "empty"}}, timeout, &ms);
+    WindowClock dev;
+    if (r.outcome == CallOutcome::kOk) r = windowed_call({{"op", "empty"}}, timeout, &ms, &dev);
     wall.push_back(ms);
+    pre.push_back(dev.pre_ms);
+    device.push_back(dev.device_ms);
+    post.push_back(dev.post_ms);
     if (r.outcome != CallOutcome::kOk) {
       *err = "worker failed while the judge calibrated its clock: " + r.detail;
       worker_.reset();
@@ -568,6 +584,9 @@ bool Session::start_worker(std::string* err, bool* load_failed, CallFacts* load_
     }
   }
   overhead_ms_ = summarize(wall).median_ms;
+  empty_window_.pre_ms = summarize(pre).median_ms;
+  empty_window_.device_ms = summarize(device).median_ms;
+  empty_window_.post_ms = summarize(post).median_ms;
   sandbox_ = worker_->sandbox();
   CallReply loaded = worker_->call({{"op", "load"}}, timeout);
   if (loaded.outcome != CallOutcome::kOk) {
@@ -634,13 +653,29 @@ void Session::set_judge_cuda_failure(const char* step, cudaError_t e) {
   fatal_ = std::string("the judge's ") + step + ": " + cudaGetErrorString(e);
 }
 
-// One round trip inside the judge's window (harness/call_window.h): the staged inputs
-// delivered and L2 flushed before it, every output copied to judge-only memory after it,
-// all on the judge's clock (*ms). Without a window (under a tool) the round trip alone.
-CallReply Session::windowed_call(const nlohmann::json& request, double timeout, double* ms) {
+bool Session::map_sync(const CallReply& reply, std::string* err) {
+  auto h = reply.data.find("sync");
+  if (h == reply.data.end() || !h->is_string()) {
+    *err = "malformed reply: no sync buffer handle";
+    return false;
+  }
+  return window_->map_sync(h->get<std::string>(), err);
+}
+
+// How long a window may still wait for the worker's done word after the worker answered.
+constexpr auto kDoneGrace = std::chrono::seconds(1);
+
+// One round trip inside the judge's window (harness/call_window.h): the whole window is
+// enqueued on the judge's stream first (inputs delivered, L2 flushed, the go word, a wait for
+// the worker's done word, every output copied to judge-only memory), then the worker is told
+// to go; the judge's clock (*ms) runs until the window's work is done, and its device events
+// give the window's GPU time (*dev_ms). Without a window (under a tool) the round trip alone.
+CallReply Session::windowed_call(const nlohmann::json& request, double timeout, double* ms,
+                                 WindowClock* dev) {
   const auto t0 = Clock::now();
   const auto limit =
       std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout));
+  *dev = WindowClock{};
   CallReply r;
   auto judge_failed = [&](const char* step, cudaError_t e) {
     set_judge_cuda_failure(step, e);
@@ -649,34 +684,47 @@ CallReply Session::windowed_call(const nlohmann::json& request, double timeout, 
     *ms = seconds_since(t0) * 1000.0;
     return r;
   };
-  // Waits for the judge's copies. Should the worker keep the GPU so busy for the whole
-  // call timeout that they never run, it is killed (its work goes with it) and the call
-  // has timed out.
-  auto wait_or_kill = [&]() {
-    cudaError_t w = window_->wait(Clock::now() + limit);
-    if (w != cudaErrorNotReady) return w;
+  if (!window_) {
+    r = worker_->call(request, timeout);
+    *ms = seconds_since(t0) * 1000.0;
+    return r;
+  }
+  const uint32_t seq = ++window_seq_;
+  cudaError_t e = window_->open(seq);
+  if (e != cudaSuccess) {
+    window_->release(seq);
+    return judge_failed("call window", e);
+  }
+  nlohmann::json go = request;
+  go["seq"] = seq;
+  r = worker_->call(go, timeout);
+  // A worker that failed, or answered without writing its done word, leaves the window
+  // waiting: the judge writes the word itself (a call that failed is not timed anyway, and
+  // an answer without it is either a forged one, whose outputs the snapshot then takes as
+  // they are, or it waits out the call's time limit below).
+  if (r.outcome != CallOutcome::kOk) window_->release(seq);
+  // An honest worker writes its done word before it answers, so after an answer the window
+  // ends at once. One that answered without it (a solution speaking for the worker) gets a
+  // grace period, then the judge ends the window itself: whatever the call had not finished
+  // by then is missing from the snapshot, and the window's device time runs until then.
+  e = window_->wait(Clock::now() + (r.outcome == CallOutcome::kOk ? kDoneGrace : limit));
+  if (e == cudaErrorNotReady && r.outcome == CallOutcome::kOk) {
+    window_->release(seq);
+    e = window_->wait(Clock::now() + limit);
+  }
+  if (e == cudaErrorNotReady) {
+    // The done word never came, or the worker kept the GPU so busy for the whole call
+    // timeout that the judge's copies never ran: it is killed (its work goes with it) and
+    // the call has timed out.
     worker_->kill_all();
+    window_->release(seq);
     r.outcome = CallOutcome::kTimeout;
     r.detail = "no answer within " + std::to_string(timeout) +
-               " s: its work kept the GPU from the judge's copies (killed)";
-    return window_->wait(Clock::now() + std::chrono::seconds(10));
-  };
-  cudaError_t e;
-  if (window_) {
-    if ((e = window_->deliver()) != cudaSuccess || (e = wait_or_kill()) != cudaSuccess) {
-      return judge_failed("delivery of the inputs", e);
-    }
-    if (r.outcome == CallOutcome::kTimeout) {
-      *ms = seconds_since(t0) * 1000.0;
-      return r;
-    }
+               " s: its work kept the GPU from the judge's window (killed)";
+    e = window_->wait(Clock::now() + std::chrono::seconds(10));
   }
-  r = worker_->call(request, timeout);
-  if (window_ && r.outcome == CallOutcome::kOk) {
-    if ((e = window_->snapshot()) != cudaSuccess || (e = wait_or_kill()) != cudaSuccess) {
-      return judge_failed("copy of the outputs", e);
-    }
-  }
+  if (e != cudaSuccess) return judge_failed("call window", e);
+  *dev = window_->clock();
   *ms = seconds_since(t0) * 1000.0;
   return r;
 }
@@ -767,7 +815,7 @@ RawCall Session::send_call(const CaseSpec& c, const ProblemData& in, bool timed,
       ok = (*h)[i].is_string();
       if (ok) handles.push_back((*h)[i].get<std::string>());
     }
-    if (ok) ok = window_->map(handles, window_buffers, &why);
+    if (ok) ok = window_->map(handles, window_buffers, &why) && map_sync(reply, &why);
     if (!ok) {
       worker_->kill_all();
       f.end = CallEnd::kWorkerError;
@@ -778,7 +826,8 @@ RawCall Session::send_call(const CaseSpec& c, const ProblemData& in, bool timed,
     if (e != cudaSuccess) return judge_failed("filling of the call's buffers", e);
   }
   if (reply.outcome == CallOutcome::kOk && timed) {
-    reply = windowed_call({{"op", "empty"}}, timeout, &raw.empty_wall_ms);
+    WindowClock ignored;
+    reply = windowed_call({{"op", "empty"}}, timeout, &raw.empty_wall_ms, &ignored);
     raw.judge_failed = !fatal_.empty();
     if (raw.judge_failed) return raw;
   }
@@ -787,7 +836,7 @@ RawCall Session::send_call(const CaseSpec& c, const ProblemData& in, bool timed,
     if (e != cudaSuccess) return judge_failed("staging of the inputs", e);
   }
   if (reply.outcome == CallOutcome::kOk) {
-    reply = windowed_call({{"op", "go"}}, timeout, &raw.wall_ms);
+    reply = windowed_call({{"op", "go"}}, timeout, &raw.wall_ms, &raw.window);
     raw.judge_failed = !fatal_.empty();
     if (raw.judge_failed) return raw;
     if (reply.outcome == CallOutcome::kOk && !window_) {
@@ -801,6 +850,8 @@ RawCall Session::send_call(const CaseSpec& c, const ProblemData& in, bool timed,
   f.judge_wall_ms = raw.wall_ms;
   if (window_) {
     raw.copy_allowance_ms = window_->copy_allowance_ms();
+    raw.delivery_model_ms = window_->delivery_model_ms();
+    raw.snapshot_model_ms = window_->snapshot_model_ms();
     cudaError_t e = window_->read_back(offsets, layout.total);
     if (e != cudaSuccess) return judge_failed("read-back of the call's buffers", e);
     raw.image = window_->host_image();
@@ -873,6 +924,9 @@ CallResult Session::call_once(const CaseSpec& c, const ProblemData& in, bool tim
     return r;
   }
   r.copy_allowance_ms = raw.copy_allowance_ms;
+  r.window = raw.window;
+  r.delivery_model_ms = raw.delivery_model_ms;
+  r.snapshot_model_ms = raw.snapshot_model_ms;
   r.event_ms = raw.event_ms;
   r.wall_ms = raw.wall_ms;
   r.empty_wall_ms = raw.empty_wall_ms;
@@ -1066,7 +1120,8 @@ nlohmann::json Session::run_benchmark(const CaseSpec& c) {
   j["workload"] = workload;
   const TimingSpec timing = timing_for_action();
   bool generated = false;  // `in` holds inputs of this case (the yardstick's, in a sweep)
-  std::vector<double> host_ms, wall_ms, net_wall_ms, empty_ms, worker_go_ms;
+  std::vector<double> host_ms, wall_ms, net_wall_ms, empty_ms, worker_go_ms, device_ms, window_pre,
+      window_call, window_post;
   int held_too_long = 0;
   CallResult last;
   ProblemData in;
@@ -1120,6 +1175,16 @@ nlohmann::json Session::run_benchmark(const CaseSpec& c) {
             wall -= kHoldTimeoutMs;
           }
           wall_ms.push_back(wall);
+          // The device clock (verdict.h, kDeviceMarginMs; like the wall, less a blocking
+          // kernel that timed out).
+          if (window_) {
+            device_ms.push_back(device_clock_ms(last.window, empty_window_, last.delivery_model_ms,
+                                                last.snapshot_model_ms) -
+                                (last.hold_timed_out ? kHoldTimeoutMs : 0.0));
+            window_pre.push_back(last.window.pre_ms);
+            window_call.push_back(last.window.device_ms);
+            window_post.push_back(last.window.post_ms);
+          }
           empty_ms.push_back(last.empty_wall_ms);
           net_wall_ms.push_back(wall - last.empty_wall_ms);
           worker_go_ms.push_back(last.worker_go_ms);
@@ -1153,6 +1218,13 @@ nlohmann::json Session::run_benchmark(const CaseSpec& c) {
       last.decision = clock;
       run.ok = false;
     }
+    if (run.ok && !device_ms.empty()) {
+      Decision device = check_device_clock(s.median_ms, summarize(device_ms).median_ms);
+      if (device.verdict != Verdict::kPassed) {
+        last.decision = device;
+        run.ok = false;
+      }
+    }
   }
   const bool passed = run.ok && last.decision.verdict == Verdict::kPassed && s.samples > 0;
   const Verdict v = passed ? Verdict::kPassed
@@ -1175,6 +1247,19 @@ nlohmann::json Session::run_benchmark(const CaseSpec& c) {
   j["judge_empty_median_ms"] = summarize(empty_ms).median_ms;
   j["judge_start_overhead_ms"] = overhead_ms_;
   j["judge_copy_allowance_ms"] = last.copy_allowance_ms;
+  if (device_ms.empty()) {
+    j["judge_device_median_ms"] = nullptr;
+  } else {
+    const double dev = summarize(device_ms).median_ms;
+    j["judge_device_median_ms"] = dev;
+    j["judge_device_margin_ms"] = device_margin_ms(dev);
+  }
+  j["judge_empty_window_ms"] = {{"delivery", empty_window_.pre_ms},
+                                {"call", empty_window_.device_ms},
+                                {"snapshot", empty_window_.post_ms}};
+  j["judge_window_median_ms"] = {{"delivery", summarize(window_pre).median_ms},
+                                 {"call", summarize(window_call).median_ms},
+                                 {"snapshot", summarize(window_post).median_ms}};
   j["judge_overhead_allowed_ms"] =
       allowed_overhead_ms(wall_median - summarize(net_wall_ms).median_ms, start_overhead_ms);
   j["worker_go_median_ms"] = summarize(worker_go_ms).median_ms;

@@ -34,11 +34,18 @@ __global__ void __launch_bounds__(kHoldThreads) hold_kernel(volatile int* flag) 
   __syncthreads();
 }
 
+// Returns `ns` nanoseconds of GPU time after it starts.
+__global__ void spin_kernel(unsigned long long ns) {
+  const unsigned long long start = global_timer_ns();
+  while (global_timer_ns() - start < ns) __nanosleep(200);
+}
+
 }  // namespace
 
 PreCall::~PreCall() {
   if (start_) cudaEventDestroy(start_);
   if (stop_) cudaEventDestroy(stop_);
+  if (signalled_) cudaEventDestroy(signalled_);
   if (buf_) cudaFree(buf_);
   if (flag_) cudaFreeHost(const_cast<int*>(flag_));
 }
@@ -79,7 +86,8 @@ bool PreCall::init(double warm_ms, std::string* err) {
   cudaEventDestroy(a);
   cudaEventDestroy(b);
   if ((e = cudaEventCreate(&start_)) != cudaSuccess ||
-      (e = cudaEventCreate(&stop_)) != cudaSuccess) {
+      (e = cudaEventCreate(&stop_)) != cudaSuccess ||
+      (e = cudaEventCreate(&signalled_)) != cudaSuccess) {
     return fail("cudaEventCreate", e);
   }
   warm_iters_ = static_cast<int>(std::ceil(warm_ms / std::max(1e-3, double(ms) / kProbe)));
@@ -112,12 +120,18 @@ void PreCall::release() {
   __sync_synchronize();
 }
 
+cudaError_t PreCall::spin(cudaStream_t stream, double us) {
+  spin_kernel<<<1, 32, 0, stream>>>(static_cast<unsigned long long>(us * 1000.0));
+  return cudaGetLastError();
+}
+
 bool PreCall::timed_out() const {
   return flag_[1] != 0;
 }
 
 cudaError_t PreCall::timed_call(const std::function<void()>& enqueue, bool hold_first,
-                                double count_after_us, Timed* out, const char** where) {
+                                double count_after_us, Timed* out, const char** where,
+                                const std::function<void()>& after_stop) {
   using Clock = std::chrono::steady_clock;
   auto ms_between = [](Clock::time_point a, Clock::time_point b) {
     return std::chrono::duration<double, std::milli>(b - a).count();
@@ -132,8 +146,15 @@ cudaError_t PreCall::timed_call(const std::function<void()>& enqueue, bool hold_
   enqueue();
   auto t1 = Clock::now();
   cudaEventRecord(stop_);
+  // What after_stop() enqueues is the worker's, not the code under test's: the device counts
+  // as busy after the call only from its completion on.
+  if (after_stop) {
+    after_stop();
+    cudaEventRecord(signalled_);
+  }
   if (hold_first) release();
   e = cudaEventSynchronize(stop_);
+  if (e == cudaSuccess && after_stop) e = cudaEventSynchronize(signalled_);
   auto t2 = Clock::now();
   if (e != cudaSuccess) return *where = "the call", e;
   e = cudaDeviceSynchronize();

@@ -71,8 +71,16 @@ class PreCall {
   /// Device work still running after the stop event (past `count_after_us`, what an idle
   /// device takes to answer) is added to event_ms. On a CUDA error returns it and sets
   /// *where to the step that failed.
+  /// `after_stop`, where given, is enqueued right after the stop event (the worker signals
+  /// the judge's window there, harness/call_window.h); the device counts as busy after the
+  /// call only once that has completed too (its own latency is the harness's).
   cudaError_t timed_call(const std::function<void()>& enqueue, bool hold, double count_after_us,
-                         Timed* out, const char** where);
+                         Timed* out, const char** where,
+                         const std::function<void()>& after_stop = {});
+
+  /// A one-block kernel on `stream` that returns `us` microseconds of GPU time after it
+  /// starts (%globaltimer): the judge's window waits so on its own stream (call_window.h).
+  static cudaError_t spin(cudaStream_t stream, double us);
 
  private:
   void* buf_ = nullptr;
@@ -81,7 +89,7 @@ class PreCall {
   volatile int* flag_ = nullptr;  // host-mapped: [0] release, [1] timed out
   int* flag_dev_ = nullptr;
   int blocks_ = 0;
-  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+  cudaEvent_t start_ = nullptr, stop_ = nullptr, signalled_ = nullptr;
 };
 
 }  // namespace fp4arena

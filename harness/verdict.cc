@@ -145,6 +145,34 @@ Decision check_benchmark_clock(double median_event_ms, double median_wall_ms, do
   return {Verdict::kPassed, ""};
 }
 
+double device_clock_ms(const WindowClock& call, const WindowClock& empty, double delivery_model_ms,
+                       double snapshot_model_ms) {
+  auto excess = [](double part, double empty_part, double model_ms) {
+    return std::max(0.0, part - (empty_part + kCopyAllowance * model_ms + kCopySlackMs));
+  };
+  return call.device_ms - empty.device_ms + excess(call.pre_ms, empty.pre_ms, delivery_model_ms) +
+         excess(call.post_ms, empty.post_ms, snapshot_model_ms);
+}
+
+double device_margin_ms(double device_ms) {
+  return std::max(kDeviceMarginMs, kDeviceMarginFraction * device_ms);
+}
+
+Decision check_device_clock(double median_event_ms, double median_device_ms) {
+  const double margin = device_margin_ms(median_device_ms);
+  if (median_event_ms < median_device_ms - margin) {
+    return {Verdict::kTimingMismatch,
+            "the median reported device time " + fmt3(median_event_ms) +
+                " ms is below what the judge's device clock measured: " + fmt3(median_device_ms) +
+                " ms of GPU time between its own events, less an empty window's, with a margin "
+                "of " +
+                fmt3(margin) +
+                " ms (forged times, or work the call left to run outside its "
+                "events)"};
+  }
+  return {Verdict::kPassed, ""};
+}
+
 Score compute_score(const std::vector<double>& values, int cases_total, int cases_passed,
                     double limit, const std::string& limit_name, const std::string& unit) {
   Score s;

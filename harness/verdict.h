@@ -80,6 +80,17 @@ constexpr double kWallMarginFraction = 0.10;
 /// this check).
 constexpr double kOverheadCapMs = 0.25;
 
+/// The judge's device clock (harness/call_window.h, device_clock_ms below): its window's GPU
+/// time between its own device events, less an empty window's (calibrated before the
+/// solution was loaded), is the device time of the worker's call as the judge saw it. On an
+/// H200 (2026-11-23) the median reported event time of honest solutions (kernels of 0.016 to
+/// 265 ms, one to three kernels) stayed within -20 to +13 us of it, once -39 us; the
+/// difference is the two contexts' switches around the go and done words and the worker's
+/// steps around its events, which vary from call to call. The margin covers that; it bounds
+/// a forged time to 60 us (3% of long calls), where the host clock allows 0.3 to 0.5 ms.
+constexpr double kDeviceMarginMs = 0.06;
+constexpr double kDeviceMarginFraction = 0.03;
+
 struct Decision {
   Verdict verdict = Verdict::kPassed;
   std::string reason;
@@ -103,6 +114,38 @@ Decision check_benchmark_clock(double median_event_ms, double median_wall_ms, do
 
 /// The overhead check_benchmark_clock subtracts (see there).
 double allowed_overhead_ms(double overhead_ms, double start_overhead_ms);
+
+/// One call window on the GPU timeline (harness/call_window.h), in ms, from the judge's own
+/// events.
+struct WindowClock {
+  double pre_ms = 0;     ///< the window's start to the end of its L2 flush (delivery, flush)
+  double device_ms = 0;  ///< from there to the worker's done word (spin, go, the call)
+  double post_ms = 0;    ///< from the done word to the end of the snapshot of the outputs
+};
+
+/// How much longer than an empty window's part plus kCopyAllowance times the device copy
+/// model of its copies, plus kCopySlackMs, a window's delivery (with the flush) or snapshot
+/// may take before the excess counts as the call's device time: the worker's context can
+/// only lengthen them with work of its own, beside the delivery once the inputs may have
+/// arrived, or past a done word written early.
+constexpr double kCopyAllowance = 1.5;
+constexpr double kCopySlackMs = 0.03;
+
+/// The device time of one call as the judge's own events saw it (ms): `call.device_ms` less
+/// `empty.device_ms` (an empty window's, calibrated before the solution was loaded), plus
+/// whatever `call.pre_ms` and `call.post_ms` took beyond the empty window's part +
+/// kCopyAllowance * the copy model (`delivery_model_ms`, `snapshot_model_ms`) +
+/// kCopySlackMs.
+double device_clock_ms(const WindowClock& call, const WindowClock& empty, double delivery_model_ms,
+                       double snapshot_model_ms);
+
+/// max(kDeviceMarginMs, kDeviceMarginFraction * device_ms).
+double device_margin_ms(double device_ms);
+
+/// The judge's device clock against the worker's report over a whole benchmark (medians, in
+/// ms): timing_mismatch when the reported device time falls short of the device time the
+/// judge measured (see kDeviceMarginMs) by more than device_margin_ms. Passed otherwise.
+Decision check_device_clock(double median_event_ms, double median_device_ms);
 
 /// The score of a run: the geometric mean of the benchmarks' metric values, valid only when
 /// every case passed and no value exceeds the device's physical limit.

@@ -29,12 +29,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "harness/ipc.h"
 #include "harness/pre_call.h"
 #include "harness/sandbox.h"
+#include "harness/stream_memops.h"
 
 namespace fp4arena {
 namespace {
@@ -94,6 +96,10 @@ struct Worker {
   };
   Slot ring[kRingSlots];
   std::vector<uint8_t*> previous;
+  // The sync buffer of the judge's window (harness/stream_memops.h): allocated once, its
+  // handle sent with every exported prepare.
+  uint8_t* sync = nullptr;
+  std::string sync_handle;
 
   // CUDA context, pinned shared memory, pre-call buffers and the runtime's lazy machinery:
   // everything before user code is loaded (the judge calibrates its clock on this).
@@ -122,6 +128,10 @@ struct Worker {
     if (pre_call.timed_call([] {}, false, kCountAfterUs, &t, &where) != cudaSuccess ||
         cudaDeviceSynchronize() != cudaSuccess) {
       fatal("CUDA warm-up failed");
+    }
+    if (cudaMalloc(reinterpret_cast<void**>(&sync), kSyncBytes) != cudaSuccess ||
+        cudaMemset(sync, 0, kSyncBytes) != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess) {
+      fatal("cannot allocate the sync buffer");
     }
   }
 
@@ -226,23 +236,44 @@ struct Worker {
     staged = true;
     ran = false;
     nlohmann::json reply = {{"ok", true}};
-    if (export_handles) reply["handles"] = handles;
+    if (export_handles) {
+      reply["handles"] = handles;
+      if (sync_handle.empty()) sync_handle = handle_of(sync);
+      reply["sync"] = sync_handle;
+    }
     return reply;
   }
 
   // go: the timed part, and the only one the judge's clock bounds: blocking kernel, start
-  // event, solve() (or nothing, for calibration), stop event, release, synchronise.
-  nlohmann::json go(bool empty) {
+  // event, solve() (or nothing, for calibration), stop event, release, synchronise. With a
+  // "seq" (the judge's window), the launch stream first waits for the judge's go word in the
+  // sync buffer and writes its done word right after the stop event, so that the judge's own
+  // events bracket this call's device work (harness/call_window.h).
+  nlohmann::json go(bool empty, const nlohmann::json& req) {
     if (!empty && !staged) fatal("go without prepare");
     const auto go_start = std::chrono::steady_clock::now();
     int threads_before = count_threads();
+    std::function<void()> signal_done;
+    if (req.contains("seq")) {
+      const cuuint32_t seq = req.at("seq").get<uint32_t>();
+      const StreamMemOps& ops = stream_memops();
+      if (!ops.ok()) fatal("the CUDA driver has no stream memory operations");
+      if (ops.wait(CU_STREAM_LEGACY, reinterpret_cast<CUdeviceptr>(sync + kSyncGoOffset), seq,
+                   CU_STREAM_WAIT_VALUE_GEQ) != CUDA_SUCCESS) {
+        cuda_failure("the wait for the judge's window", cudaErrorLaunchFailure);
+      }
+      signal_done = [&ops, this, seq] {
+        ops.write(CU_STREAM_LEGACY, reinterpret_cast<CUdeviceptr>(sync + kSyncDoneOffset), seq,
+                  CU_STREAM_WRITE_VALUE_DEFAULT);
+      };
+    }
     PreCall::Timed t;
     const char* where = "";
     cudaError_t e = pre_call.timed_call(
         [&] {
           if (!empty) call(args.data());
         },
-        empty || timed, kCountAfterUs, &t, &where);
+        empty || timed, kCountAfterUs, &t, &where, signal_done);
     if (e != cudaSuccess) {
       std::string w = where;
       if (w.rfind("the call", 0) == 0) w = "solve()" + w.substr(8);
@@ -339,11 +370,11 @@ int main(int argc, char** argv) {
         w.load(so);
         reply = {{"ok", true}};
       } else if (op == "empty") {
-        reply = w.go(true);
+        reply = w.go(true, req);
       } else if (op == "prepare") {
         reply = w.prepare(req);
       } else if (op == "go") {
-        reply = w.go(false);
+        reply = w.go(false, req);
       } else if (op == "collect") {
         reply = w.collect();
       } else {

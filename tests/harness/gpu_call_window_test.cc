@@ -1,4 +1,4 @@
-// The judge's window refuses buffer handles a hostile worker could send (harness/
+// The judge's window refuses buffer and sync handles a hostile worker could send (harness/
 // call_window.h): every refusal is an error naming the buffer, never a fault in the judge's
 // own CUDA context. The path with real handles from a worker is exercised by every judge
 // test that runs a solution.
@@ -46,11 +46,17 @@ TEST(GpuCallWindow, RefusesMalformedMissingAndUnknownHandles) {
   // Bytes that name no exported allocation.
   EXPECT_FALSE(w.map({some, zeros}, two_buffers(), &err));
   EXPECT_EQ(err.rfind("the handle of buffer 0 cannot be mapped: ", 0), 0u) << err;
-  // No buffers at all (the calibration's window) is fine, and the context is still usable.
+  // The sync buffer's handle is checked the same way.
+  EXPECT_FALSE(w.map_sync("xyz", &err));
+  EXPECT_EQ(err, "the sync buffer's handle is not 128 hex digits");
+  EXPECT_FALSE(w.map_sync(some, &err));
+  EXPECT_EQ(err.rfind("the sync buffer cannot be mapped: ", 0), 0u) << err;
+  // No buffers at all (the calibration's window) is fine; without a sync buffer no window
+  // opens (nothing is enqueued that could wait forever), and the context is still usable.
   EXPECT_TRUE(w.map({}, {}, &err)) << err;
   EXPECT_EQ(w.fill(nullptr), cudaSuccess);
-  EXPECT_EQ(w.deliver(), cudaSuccess);
-  EXPECT_EQ(w.snapshot(), cudaSuccess);
+  EXPECT_EQ(w.open(1), cudaErrorInvalidValue);
+  EXPECT_EQ(w.release(1), cudaSuccess);
   EXPECT_EQ(w.wait(std::chrono::steady_clock::now() + std::chrono::seconds(10)), cudaSuccess);
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
 }

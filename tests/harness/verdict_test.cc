@@ -130,6 +130,38 @@ TEST(Verdict, TheOverheadBesideTheCallsIsCappedByTheStartCalibration) {
   EXPECT_DOUBLE_EQ(allowed_overhead_ms(2.0, 0.0), 2.0);  // no calibration: no cap
 }
 
+TEST(Verdict, TheDeviceClockBoundsAShortKernelToMicroseconds) {
+  // Figures of an H200 (harness/verdict.h): the empty window 0.7556 ms after its flush, its
+  // delivery and flush 0.0309 ms, its snapshot 0.0040 ms. A 0.143 ms kernel's window: 0.9042
+  // ms after the flush, 0.0462 ms before it (33 MB of inputs modelled at 0.0120 ms) and
+  // 0.0100 ms of snapshot (8 MB of outputs modelled at 0.0040 ms).
+  const WindowClock empty{0.0309, 0.7556, 0.0040};
+  const double dev = device_clock_ms({0.0462, 0.9042, 0.0100}, empty, 0.0120, 0.0040);
+  EXPECT_NEAR(dev, 0.1486, 1e-12);  // delivery and snapshot stayed within their allowances
+  EXPECT_EQ(check_device_clock(0.1443, dev).verdict, Verdict::kPassed);
+  // The same call reported as 0.070 ms: inside the host clock's margin, not this one's.
+  EXPECT_EQ(check_benchmark_clock(0.070, 1.0046, 0.7556 + 0.1).verdict, Verdict::kPassed);
+  Decision d = check_device_clock(0.070, dev);
+  EXPECT_EQ(d.verdict, Verdict::kTimingMismatch);
+  EXPECT_NE(d.reason.find("judge's device clock measured: 0.149 ms"), std::string::npos)
+      << d.reason;
+  // The margin: 0.06 ms, or 3% of long calls.
+  EXPECT_DOUBLE_EQ(device_margin_ms(0.1), kDeviceMarginMs);
+  EXPECT_DOUBLE_EQ(device_margin_ms(10.0), 0.3);
+  EXPECT_EQ(check_device_clock(0.1486 - 0.059, dev).verdict, Verdict::kPassed);
+  EXPECT_EQ(check_device_clock(0.1486 - 0.061, dev).verdict, Verdict::kTimingMismatch);
+  // Work of the worker's beside the judge's delivery (after the inputs may have arrived)
+  // counts once the delivery runs past its allowance: 0.0309 + 1.5 * 0.0120 + 0.03.
+  EXPECT_NEAR(device_clock_ms({0.0789, 0.9042, 0.0100}, empty, 0.0120, 0.0040), 0.1486, 1e-12);
+  EXPECT_NEAR(device_clock_ms({0.5789, 0.9042, 0.0100}, empty, 0.0120, 0.0040), 0.1486 + 0.5,
+              1e-12);
+  // So does a snapshot that waited for work the worker left running past a done word written
+  // early: past 0.0040 + 1.5 * 0.0040 + 0.03.
+  EXPECT_NEAR(device_clock_ms({0.0462, 0.9042, 0.0400}, empty, 0.0120, 0.0040), 0.1486, 1e-12);
+  EXPECT_NEAR(device_clock_ms({0.0462, 0.9042, 0.1400}, empty, 0.0120, 0.0040), 0.1486 + 0.1,
+              1e-12);
+}
+
 TEST(Score, GeometricMeanWhenEverythingPassed) {
   Score s = compute_score({100, 400}, 10, 10, 1000, "fp16_dense", "TF/s");
   ASSERT_TRUE(s.valid) << s.reason;

@@ -4,9 +4,11 @@
 //
 //   prepare  its own fresh buffers (filled from shared memory when asked, CUDA IPC handles
 //            when asked), as the worker would;
-//   go       launches the correct kernel, waits half of the time the kernel took last
-//            time on this shape, and answers with that half as the device time (so the
-//            judge's clock around go agrees with it), while the kernel runs on;
+//   go       on its stream: waits for the judge's go word, writes the done word at once
+//            (the judge's device clock would stop there), launches the correct kernel;
+//            then waits half of the time the kernel took last time on this shape, and
+//            answers with that half as the device time (so the judge's clock around go
+//            agrees with it), while the kernel runs on;
 //   collect  (a judge that reads the outputs through the worker) waits for the kernel and
 //            copies the outputs back: correct outputs, timed at half.
 //
@@ -14,7 +16,8 @@
 // case passes at twice the real speed. The judge instead delivers the inputs and copies the
 // outputs itself inside its own window (harness/call_window.h): the copy either waits for
 // the kernel (the judge's clock sees the whole time: timing_mismatch) or, once the kernel
-// outlasts a time slice, preempts it and finds the outputs unfinished (wrong_answer).
+// outlasts a time slice, preempts it and finds the outputs unfinished (wrong_answer). The
+// judge's device clock counts a snapshot that waited past its copy model.
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -26,6 +29,8 @@
 #include <string>
 #include <vector>
 
+#include <cuda.h>
+#include <cudaTypedefs.h>
 #include <nlohmann/json.hpp>
 
 #include "naive_kernel.cuh"
@@ -34,6 +39,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr int kSocket = 3, kShm = 4;
+// The worker's sync buffer as the judge expects it (harness/stream_memops.h).
+constexpr size_t kSyncBytes = 256, kSyncGoOffset = 0, kSyncDoneOffset = 128;
 
 bool read_exact(void* p, size_t n) {
   char* c = static_cast<char*>(p);
@@ -102,6 +109,20 @@ struct Region {
   cudaEventCreate(&start);
   cudaEventCreate(&stop);
   bool running = false;
+  uint8_t* sync = nullptr;
+  cudaMalloc(reinterpret_cast<void**>(&sync), kSyncBytes);
+  cudaMemset(sync, 0, kSyncBytes);
+  cudaIpcMemHandle_t sync_handle;
+  cudaIpcGetMemHandle(&sync_handle, sync);
+  auto entry = [](const char* name) {
+    void* p = nullptr;
+    cudaDriverEntryPointQueryResult q;
+    cudaGetDriverEntryPointByVersion(name, &p, 12000, cudaEnableDefault, &q);
+    return p;
+  };
+  auto wait_value = reinterpret_cast<PFN_cuStreamWaitValue32_v11070>(entry("cuStreamWaitValue32"));
+  auto write_value =
+      reinterpret_cast<PFN_cuStreamWriteValue32_v11070>(entry("cuStreamWriteValue32"));
   // Waits for the kernel launched at the last go, and learns how long it took.
   auto finish = [&] {
     if (!running) return;
@@ -151,9 +172,16 @@ struct Region {
         slots.push_back(v);
       }
       nlohmann::json reply = {{"ok", true}};
-      if (req.value("export", false)) reply["handles"] = handles;
+      if (req.value("export", false)) {
+        reply["handles"] = handles;
+        reply["sync"] = hex(sync_handle);
+      }
       send(reply);
     } else if (op == "empty") {
+      if (req.contains("seq")) {
+        const cuuint32_t seq = req["seq"];
+        cudaMemcpy(sync + kSyncDoneOffset, &seq, sizeof seq, cudaMemcpyHostToDevice);
+      }
       send(go_reply(0.005));
     } else if (op == "go") {
       auto t0 = Clock::now();
@@ -166,6 +194,14 @@ struct Region {
       __half* c = *static_cast<__half* const*>(arg(5));
       int M = *static_cast<const int*>(arg(6)), N = *static_cast<const int*>(arg(7)),
           K = *static_cast<const int*>(arg(8));
+      if (req.contains("seq") && wait_value && write_value) {
+        const cuuint32_t seq = req["seq"];
+        CUstream s = reinterpret_cast<CUstream>(stream);
+        wait_value(s, reinterpret_cast<CUdeviceptr>(sync + kSyncGoOffset), seq,
+                   CU_STREAM_WAIT_VALUE_GEQ);
+        write_value(s, reinterpret_cast<CUdeviceptr>(sync + kSyncDoneOffset), seq,
+                    CU_STREAM_WRITE_VALUE_DEFAULT);
+      }
       cudaEventRecord(start, stream);
       adversarial::launch_naive(a, as, b, bs, alpha, c, M, N, K, stream);
       cudaEventRecord(stop, stream);
