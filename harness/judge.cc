@@ -1884,6 +1884,8 @@ ExitCode Session::run_profile(nlohmann::json* record) {
               "ComputeWorkloadAnalysis",
               "--section",
               "MemoryWorkloadAnalysis_Tables",
+              "--section",
+              "WarpStateStats",
               "--csv",
               "--page",
               "raw",
@@ -1922,7 +1924,7 @@ ExitCode Session::run_profile(nlohmann::json* record) {
   log_ << "  " << std::left << std::setw(44) << "kernel" << std::right << std::setw(12)
        << "time (us)" << std::setw(8) << "SM %" << std::setw(10) << "tensor %" << std::setw(9)
        << "DRAM %" << std::setw(16) << "smem conflicts"
-       << "  busiest pipe"
+       << "  busiest pipe  top stalls (cycles per instruction)"
        << "\n";
   nlohmann::json ks = nlohmann::json::array();
   double total_us = 0;
@@ -1931,10 +1933,17 @@ ExitCode Session::run_profile(nlohmann::json* record) {
     log_ << "  " << std::left << std::setw(44) << name << std::right << std::setw(12)
          << num(k.duration_us, 1) << std::setw(8) << num(k.sm_pct, 1) << std::setw(10)
          << num(k.tensor_pct, 1) << std::setw(9) << num(k.dram_pct, 1) << std::setw(16)
-         << num(k.bank_conflicts, 0) << "  "
+         << num(k.bank_conflicts, 0) << "  " << std::left << std::setw(12)
          << (k.busiest_pipe.empty() ? std::string("n/a")
                                     : k.busiest_pipe + " " + num(k.busiest_pipe_pct, 1) + "%")
-         << "\n";
+         << std::right;
+    std::string stalls;
+    nlohmann::json js = nlohmann::json::array();
+    for (const auto& [reason, cycles] : k.top_stalls) {
+      stalls += (stalls.empty() ? "" : ", ") + reason + " " + fmt(cycles, 1);
+      js.push_back({{"reason", reason}, {"cycles_per_instruction", cycles}});
+    }
+    log_ << "  " << (stalls.empty() ? std::string("n/a") : stalls) << "\n";
     total_us += std::max(0.0, k.duration_us);
     ks.push_back({{"name", k.name},
                   {"duration_us", k.duration_us},
@@ -1944,7 +1953,8 @@ ExitCode Session::run_profile(nlohmann::json* record) {
                   {"shared_bank_conflicts", k.bank_conflicts},
                   {"busiest_pipe", k.busiest_pipe.empty() ? nlohmann::json(nullptr)
                                                           : nlohmann::json(k.busiest_pipe)},
-                  {"busiest_pipe_pct", k.busiest_pipe_pct}});
+                  {"busiest_pipe_pct", k.busiest_pipe_pct},
+                  {"top_stalls", js}});
   }
   const double workload = case_workload(spec_, c->dims);
   if (total_us > 0) {

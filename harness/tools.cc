@@ -182,6 +182,15 @@ bool parse_ncu_raw_csv(const std::string& text, std::vector<KernelProfile>* out,
       pipes.emplace_back(static_cast<int>(i), m[1].str());
     }
   }
+  std::vector<std::pair<int, std::string>> stalls;
+  static const std::regex kStall(
+      R"(smsp__average_warps?_issue_stalled_([a-z_]+?)_per_issue_active\.ratio)");
+  for (size_t i = 0; i < header.size(); ++i) {
+    std::smatch m;
+    if (std::regex_match(header[i], m, kStall) && m[1].str() != "selected") {
+      stalls.emplace_back(static_cast<int>(i), m[1].str());
+    }
+  }
   int conf = col(std::regex(R"(l1tex__data_bank_conflicts_pipe_lsu_mem_shared\.sum)"));
   int conf_ld = col(std::regex(R"(l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld\.sum)"));
   int conf_st = col(std::regex(R"(l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st\.sum)"));
@@ -208,6 +217,12 @@ bool parse_ncu_raw_csv(const std::string& text, std::vector<KernelProfile>* out,
         k.busiest_pipe = pipe;
       }
     }
+    for (const auto& [c, reason] : stalls) {
+      if (at(c) > 0) k.top_stalls.emplace_back(reason, at(c));
+    }
+    std::sort(k.top_stalls.begin(), k.top_stalls.end(),
+              [](const auto& a, const auto& b) { return a.second > b.second; });
+    if (k.top_stalls.size() > 2) k.top_stalls.resize(2);
     if (conf >= 0) {
       k.bank_conflicts = at(conf);
     } else if (conf_ld >= 0 || conf_st >= 0) {

@@ -32,6 +32,11 @@ struct KernelProfile {
   /// tensor_pct): "alu" near 80% says integer and compare work, not memory, sets the time.
   std::string busiest_pipe;
   double busiest_pipe_pct = -1;
+  /// Why warps waited, from ncu's WarpStateStats: the two largest stall reasons (e.g.
+  /// "long_scoreboard": waiting on a global or local memory result), each in cycles per
+  /// issued instruction (smsp__average_warps_issue_stalled_<reason>_per_issue_active.ratio),
+  /// largest first; "selected" (issuing) is not a stall and is left out.
+  std::vector<std::pair<std::string, double>> top_stalls;
 };
 
 /// Parses `ncu --csv --page raw` output (lines before the header are ignored). Metrics the

@@ -45,6 +45,18 @@ TEST(GpuTools, ProfileSummarisesTheKernels) {
   EXPECT_NE(r.output.find("the profiled call's output: passed"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("nvfp4_matmul_naive"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("tensor %"), std::string::npos) << r.output;
+  // The kernel's row names its largest stall reasons (ncu's WarpStateStats), not "n/a".
+  const size_t table = r.output.find("top stalls");
+  ASSERT_NE(table, std::string::npos) << r.output;
+  const size_t at = r.output.find("nvfp4_matmul_naive", table);  // past the compile table
+  ASSERT_NE(at, std::string::npos) << r.output;
+  const std::string row = r.output.substr(at, r.output.find('\n', at) - at);
+  EXPECT_NE(row.substr(row.size() >= 3 ? row.size() - 3 : 0), "n/a") << row;
+  EXPECT_TRUE(row.find("scoreboard") != std::string::npos ||
+              row.find("wait") != std::string::npos || row.find("throttle") != std::string::npos ||
+              row.find("barrier") != std::string::npos ||
+              row.find("not_selected") != std::string::npos)
+      << row;
 }
 
 }  // namespace

@@ -112,6 +112,28 @@ TEST(NcuCsv, TheBusiestPipeIsNamed) {
   EXPECT_EQ(k[1].busiest_pipe, "lsu");
 }
 
+TEST(NcuCsv, TheTwoLargestStallReasonsAreNamed) {
+  const char* csv =
+      "\"ID\",\"Kernel Name\","
+      "\"smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio\","
+      "\"smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio\","
+      "\"smsp__average_warps_issue_stalled_selected_per_issue_active.ratio\","
+      "\"smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio\","
+      "\"smsp__average_warps_issue_stalled_wait_per_issue_active.ratio\"\n"
+      "\"\",\"\",\"ratio\",\"ratio\",\"ratio\",\"ratio\",\"ratio\"\n"
+      "\"0\",\"decode\",\"2.5\",\"14.25\",\"20\",\"3.5\",\"1\"\n"
+      "\"1\",\"idle\",\"0\",\"n/a\",\"1\",\"0\",\"0\"\n";
+  std::vector<KernelProfile> k;
+  std::string err;
+  ASSERT_TRUE(parse_ncu_raw_csv(csv, &k, &err)) << err;
+  ASSERT_EQ(k.size(), 2u);
+  ASSERT_EQ(k[0].top_stalls.size(), 2u);  // "selected" is issuing, not a stall
+  EXPECT_EQ(k[0].top_stalls[0].first, "long_scoreboard");
+  EXPECT_DOUBLE_EQ(k[0].top_stalls[0].second, 14.25);
+  EXPECT_EQ(k[0].top_stalls[1].first, "short_scoreboard");
+  EXPECT_TRUE(k[1].top_stalls.empty());  // zeros and n/a name nothing
+}
+
 TEST(NcuCsv, NoHeaderIsAnError) {
   std::vector<KernelProfile> k;
   std::string err;
