@@ -4,6 +4,7 @@
 #include <cudaTypedefs.h>
 
 #include <algorithm>
+#include <functional>
 #include <thread>
 
 #include "harness/ipc.h"
@@ -33,6 +34,32 @@ PFN_cuMemGetAddressRange_v3020 address_range_fn() {
     return reinterpret_cast<PFN_cuMemGetAddressRange_v3020>(p);
   }();
   return fn;
+}
+
+// Opens a worker's IPC handle (a failure's sticky error cleared), retrying once after
+// `before_retry()` when the driver says the address is already mapped.
+cudaError_t open_handle(const cudaIpcMemHandle_t& h, void** p,
+                        const std::function<void()>& before_retry = {}) {
+  cudaError_t e = cudaIpcOpenMemHandle(p, h, cudaIpcMemLazyEnablePeerAccess);
+  if (e == cudaErrorAlreadyMapped && before_retry) {
+    cudaGetLastError();
+    before_retry();
+    e = cudaIpcOpenMemHandle(p, h, cudaIpcMemLazyEnablePeerAccess);
+  }
+  if (e != cudaSuccess) cudaGetLastError();
+  return e;
+}
+
+// The size of the allocation that starts at `p`, or 0 when `p` starts none the driver can
+// size.
+size_t allocation_size(void* p) {
+  CUdeviceptr base = 0;
+  size_t size = 0;
+  if (address_range_fn()(&base, &size, reinterpret_cast<CUdeviceptr>(p)) != CUDA_SUCCESS ||
+      base != reinterpret_cast<CUdeviceptr>(p)) {
+    return 0;
+  }
+  return size;
 }
 
 double ms_since(Clock::time_point t) {
@@ -163,16 +190,12 @@ bool CallWindow::map_sync(const std::string& handle, std::string* err) {
     }
   }
   void* p = nullptr;
-  cudaError_t e = cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess);
+  cudaError_t e = open_handle(h, &p);
   if (e != cudaSuccess) {
-    cudaGetLastError();
     *err = std::string("the sync buffer cannot be mapped: ") + cudaGetErrorString(e);
     return false;
   }
-  CUdeviceptr base = 0;
-  size_t size = 0;
-  if (address_range_fn()(&base, &size, reinterpret_cast<CUdeviceptr>(p)) != CUDA_SUCCESS ||
-      base != reinterpret_cast<CUdeviceptr>(p) || size < kSyncBytes) {
+  if (allocation_size(p) < kSyncBytes) {
     cudaIpcCloseMemHandle(p);
     *err =
         "the sync buffer's handle names no allocation of " + std::to_string(kSyncBytes) + " bytes";
@@ -284,23 +307,16 @@ bool CallWindow::map(const std::vector<std::string>& handles,
     auto it = mappings_.find(keys[i]);
     if (it == mappings_.end()) {
       void* p = nullptr;
-      cudaError_t e = cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess);
-      if (e == cudaErrorAlreadyMapped) {
-        // The worker freed a buffer the judge still maps and allocated a new one at the same
-        // address (a ring slot resized, or fresh buffers): the stale mappings go first.
-        cudaGetLastError();
-        close_except(keys);
-        e = cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess);
-      }
+      // Already mapped: the worker freed a buffer the judge still maps and allocated a new
+      // one at the same address (a ring slot resized, or fresh buffers): the stale mappings
+      // go first.
+      cudaError_t e = open_handle(h, &p, [&] { close_except(keys); });
       if (e != cudaSuccess) {
-        cudaGetLastError();
         *err = what + " cannot be mapped: " + cudaGetErrorString(e);
         return false;
       }
-      CUdeviceptr base = 0;
-      size_t size = 0;
-      if (address_range_fn()(&base, &size, reinterpret_cast<CUdeviceptr>(p)) != CUDA_SUCCESS ||
-          base != reinterpret_cast<CUdeviceptr>(p)) {
+      const size_t size = allocation_size(p);
+      if (size == 0) {
         cudaIpcCloseMemHandle(p);
         *err = what + " maps to no allocation the driver can size";
         return false;
