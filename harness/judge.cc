@@ -516,6 +516,20 @@ PreCall* Session::judge_pre_call(std::string* err) {
   return judge_pre_call_.get();
 }
 
+// Part by part medians of windows' GPU times, and their record form.
+WindowClock median_window(const std::vector<WindowClock>& w) {
+  std::vector<double> pre, device, post;
+  for (const WindowClock& c : w) {
+    pre.push_back(c.pre_ms);
+    device.push_back(c.device_ms);
+    post.push_back(c.post_ms);
+  }
+  return {summarize(pre).median_ms, summarize(device).median_ms, summarize(post).median_ms};
+}
+nlohmann::json window_json(const WindowClock& c) {
+  return {{"delivery", c.pre_ms}, {"call", c.device_ms}, {"snapshot", c.post_ms}};
+}
+
 bool Session::start_worker(std::string* err, bool* load_failed, CallFacts* load_facts) {
   if (load_failed) *load_failed = false;
   WorkerOptions w;
@@ -558,7 +572,8 @@ bool Session::start_worker(std::string* err, bool* load_failed, CallFacts* load_
   // after the pre-call traffic and L2 flush of a prepare with no buffers, as the empty round
   // trip beside every timed call is.
   const double timeout = timeout_scale_ * spec_.call_timeout_seconds;
-  std::vector<double> wall, pre, device, post;
+  std::vector<double> wall;
+  std::vector<WindowClock> windows;
   // Under compute-sanitizer or ncu timing means nothing (and every blocking kernel would be
   // instrumented): no calibration.
   const int calibration_calls = wrapper_.empty() ? kCalibrationCalls : 0;
@@ -574,9 +589,7 @@ bool Session::start_worker(std::string* err, bool* load_failed, CallFacts* load_
     WindowClock dev;
     if (r.outcome == CallOutcome::kOk) r = windowed_call({{"op", "empty"}}, timeout, &ms, &dev);
     wall.push_back(ms);
-    pre.push_back(dev.pre_ms);
-    device.push_back(dev.device_ms);
-    post.push_back(dev.post_ms);
+    windows.push_back(dev);
     if (r.outcome != CallOutcome::kOk) {
       *err = "worker failed while the judge calibrated its clock: " + r.detail;
       worker_.reset();
@@ -584,9 +597,7 @@ bool Session::start_worker(std::string* err, bool* load_failed, CallFacts* load_
     }
   }
   overhead_ms_ = summarize(wall).median_ms;
-  empty_window_.pre_ms = summarize(pre).median_ms;
-  empty_window_.device_ms = summarize(device).median_ms;
-  empty_window_.post_ms = summarize(post).median_ms;
+  empty_window_ = median_window(windows);
   sandbox_ = worker_->sandbox();
   CallReply loaded = worker_->call({{"op", "load"}}, timeout);
   if (loaded.outcome != CallOutcome::kOk) {
@@ -669,7 +680,7 @@ constexpr auto kDoneGrace = std::chrono::seconds(1);
 // enqueued on the judge's stream first (inputs delivered, L2 flushed, the go word, a wait for
 // the worker's done word, every output copied to judge-only memory), then the worker is told
 // to go; the judge's clock (*ms) runs until the window's work is done, and its device events
-// give the window's GPU time (*dev_ms). Without a window (under a tool) the round trip alone.
+// give the window's GPU times (*dev). Without a window (under a tool) the round trip alone.
 CallReply Session::windowed_call(const nlohmann::json& request, double timeout, double* ms,
                                  WindowClock* dev) {
   const auto t0 = Clock::now();
@@ -1120,8 +1131,8 @@ nlohmann::json Session::run_benchmark(const CaseSpec& c) {
   j["workload"] = workload;
   const TimingSpec timing = timing_for_action();
   bool generated = false;  // `in` holds inputs of this case (the yardstick's, in a sweep)
-  std::vector<double> host_ms, wall_ms, net_wall_ms, empty_ms, worker_go_ms, device_ms, window_pre,
-      window_call, window_post;
+  std::vector<double> host_ms, wall_ms, net_wall_ms, empty_ms, worker_go_ms, device_ms;
+  std::vector<WindowClock> windows;
   int held_too_long = 0;
   CallResult last;
   ProblemData in;
@@ -1181,9 +1192,7 @@ nlohmann::json Session::run_benchmark(const CaseSpec& c) {
             device_ms.push_back(device_clock_ms(last.window, empty_window_, last.delivery_model_ms,
                                                 last.snapshot_model_ms) -
                                 (last.hold_timed_out ? kHoldTimeoutMs : 0.0));
-            window_pre.push_back(last.window.pre_ms);
-            window_call.push_back(last.window.device_ms);
-            window_post.push_back(last.window.post_ms);
+            windows.push_back(last.window);
           }
           empty_ms.push_back(last.empty_wall_ms);
           net_wall_ms.push_back(wall - last.empty_wall_ms);
@@ -1254,12 +1263,8 @@ nlohmann::json Session::run_benchmark(const CaseSpec& c) {
     j["judge_device_median_ms"] = dev;
     j["judge_device_margin_ms"] = device_margin_ms(dev);
   }
-  j["judge_empty_window_ms"] = {{"delivery", empty_window_.pre_ms},
-                                {"call", empty_window_.device_ms},
-                                {"snapshot", empty_window_.post_ms}};
-  j["judge_window_median_ms"] = {{"delivery", summarize(window_pre).median_ms},
-                                 {"call", summarize(window_call).median_ms},
-                                 {"snapshot", summarize(window_post).median_ms}};
+  j["judge_empty_window_ms"] = window_json(empty_window_);
+  j["judge_window_median_ms"] = window_json(median_window(windows));
   j["judge_overhead_allowed_ms"] =
       allowed_overhead_ms(wall_median - summarize(net_wall_ms).median_ms, start_overhead_ms);
   j["worker_go_median_ms"] = summarize(worker_go_ms).median_ms;
