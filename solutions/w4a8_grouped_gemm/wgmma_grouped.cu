@@ -686,12 +686,18 @@ __device__ __forceinline__ uint4 lds128(uint32_t addr) {
 
 // Two e2m1 nibbles of `w` -> FP16x2 of value * 2^-14 (exact): nibble J in the low half,
 // nibble J + 4 in the high half; magnitude bits (e1 e0 m) to FP16 bits 9..11, sign to 15.
+// w3 = w << 3 (computed once for the four J) holds each sign bit 3 places above its
+// magnitude, so the magnitude and sign fields are merged first and moved with one shift.
 template <int J>
-__device__ __forceinline__ uint32_t e2m1x2_to_f16x2_pow2m14(uint32_t w) {
+__device__ __forceinline__ uint32_t e2m1x2_to_f16x2_pow2m14(uint32_t w, uint32_t w3) {
   static_assert(J >= 0 && J < 4, "nibble pair index");
-  const uint32_t mag = J < 3 ? (w << (9 - 4 * J)) : (w >> 3);
-  const uint32_t sgn = J < 3 ? (w << (12 - 4 * J)) : w;
-  return (mag & 0x0E000E00u) | (sgn & 0x80008000u);
+  constexpr uint32_t kMag = 0x0E000E00u, kSign = 0x80008000u;
+  if constexpr (J == 3) {
+    return ((w >> 3) & kMag) | (w & kSign);
+  } else {
+    constexpr int s = 9 - 4 * J;
+    return ((w & (kMag >> s)) | (w3 & (kSign >> s))) << s;
+  }
 }
 __device__ __forceinline__ uint32_t hmul2(uint32_t a, uint32_t b) {
   uint32_t d;
@@ -932,17 +938,18 @@ __global__ void __launch_bounds__(kThreads, 1)
         for (int s4 = 0; s4 < 4; ++s4) {
           const int s = q * 4 + s4;
           const uint32_t w0 = word_of(cur0, s >> 1), w1 = word_of(cur1, s >> 1);
+          const uint32_t w03 = w0 << 3, w13 = w1 << 3;
           uint32_t f[4];
           if (s & 1) {
-            f[0] = hmul2(e2m1x2_to_f16x2_pow2m14<2>(w0), sc0);  // row g,   slots 2t, 2t+1
-            f[1] = hmul2(e2m1x2_to_f16x2_pow2m14<2>(w1), sc1);  // row g+8, slots 2t, 2t+1
-            f[2] = hmul2(e2m1x2_to_f16x2_pow2m14<3>(w0), sc0);  // row g,   slots 2t+8, 2t+9
-            f[3] = hmul2(e2m1x2_to_f16x2_pow2m14<3>(w1), sc1);  // row g+8, slots 2t+8, 2t+9
+            f[0] = hmul2(e2m1x2_to_f16x2_pow2m14<2>(w0, w03), sc0);  // row g,   slots 2t, 2t+1
+            f[1] = hmul2(e2m1x2_to_f16x2_pow2m14<2>(w1, w13), sc1);  // row g+8, slots 2t, 2t+1
+            f[2] = hmul2(e2m1x2_to_f16x2_pow2m14<3>(w0, w03), sc0);  // row g,   slots 2t+8, 2t+9
+            f[3] = hmul2(e2m1x2_to_f16x2_pow2m14<3>(w1, w13), sc1);  // row g+8, slots 2t+8, 2t+9
           } else {
-            f[0] = hmul2(e2m1x2_to_f16x2_pow2m14<0>(w0), sc0);
-            f[1] = hmul2(e2m1x2_to_f16x2_pow2m14<0>(w1), sc1);
-            f[2] = hmul2(e2m1x2_to_f16x2_pow2m14<1>(w0), sc0);
-            f[3] = hmul2(e2m1x2_to_f16x2_pow2m14<1>(w1), sc1);
+            f[0] = hmul2(e2m1x2_to_f16x2_pow2m14<0>(w0, w03), sc0);
+            f[1] = hmul2(e2m1x2_to_f16x2_pow2m14<0>(w1, w13), sc1);
+            f[2] = hmul2(e2m1x2_to_f16x2_pow2m14<1>(w0, w03), sc0);
+            f[3] = hmul2(e2m1x2_to_f16x2_pow2m14<1>(w1, w13), sc1);
           }
           wgmma_fence(f);
           // Step s4 of the stage: K columns [16 s4, 16 s4 + 16) = +32 B in the swizzle row.
@@ -1091,21 +1098,6 @@ __device__ __forceinline__ uint4 ldg_stream_v4(const void* p) {
   return v;
 }
 
-// Nibbles J and J + 4 of w -> FP16x2 of value * 2^-14, as e2m1x2_to_f16x2_pow2m14 but with
-// one shift and one LOP3 each: w3 = w << 3 (shared by the four J) brings each sign bit 3
-// places above its magnitude, so magnitude and sign fields are merged first, then moved.
-template <int J>
-__device__ __forceinline__ uint32_t e2m1x2_to_f16x2_fast(uint32_t w, uint32_t w3) {
-  static_assert(J >= 0 && J < 4, "nibble pair index");
-  constexpr uint32_t kMag = 0x0E000E00u, kSign = 0x80008000u;
-  if constexpr (J == 3) {
-    return ((w >> 3) & kMag) | (w & kSign);
-  } else {
-    constexpr int s = 9 - 4 * J;
-    return ((w & (kMag >> s)) | (w3 & (kSign >> s))) << s;
-  }
-}
-
 // Eight mma steps of one iteration for one token group: a = the 32 dequantized weight words
 // (step s: a[4 s .. 4 s + 3]), xv = the token's 16 FP16 words (step s: 2 s, 2 s + 1).
 __device__ __forceinline__ void token_group_steps(float (&acc)[4], const uint32_t (&a)[32],
@@ -1125,14 +1117,14 @@ template <int W>
 __device__ __forceinline__ void dequant_word(uint32_t (&a)[32], uint32_t w0, uint32_t w1,
                                              uint32_t s0, uint32_t s1) {
   const uint32_t w03 = w0 << 3, w13 = w1 << 3;
-  a[8 * W + 0] = hmul2(e2m1x2_to_f16x2_fast<0>(w0, w03), s0);
-  a[8 * W + 1] = hmul2(e2m1x2_to_f16x2_fast<0>(w1, w13), s1);
-  a[8 * W + 2] = hmul2(e2m1x2_to_f16x2_fast<1>(w0, w03), s0);
-  a[8 * W + 3] = hmul2(e2m1x2_to_f16x2_fast<1>(w1, w13), s1);
-  a[8 * W + 4] = hmul2(e2m1x2_to_f16x2_fast<2>(w0, w03), s0);
-  a[8 * W + 5] = hmul2(e2m1x2_to_f16x2_fast<2>(w1, w13), s1);
-  a[8 * W + 6] = hmul2(e2m1x2_to_f16x2_fast<3>(w0, w03), s0);
-  a[8 * W + 7] = hmul2(e2m1x2_to_f16x2_fast<3>(w1, w13), s1);
+  a[8 * W + 0] = hmul2(e2m1x2_to_f16x2_pow2m14<0>(w0, w03), s0);
+  a[8 * W + 1] = hmul2(e2m1x2_to_f16x2_pow2m14<0>(w1, w13), s1);
+  a[8 * W + 2] = hmul2(e2m1x2_to_f16x2_pow2m14<1>(w0, w03), s0);
+  a[8 * W + 3] = hmul2(e2m1x2_to_f16x2_pow2m14<1>(w1, w13), s1);
+  a[8 * W + 4] = hmul2(e2m1x2_to_f16x2_pow2m14<2>(w0, w03), s0);
+  a[8 * W + 5] = hmul2(e2m1x2_to_f16x2_pow2m14<2>(w1, w13), s1);
+  a[8 * W + 6] = hmul2(e2m1x2_to_f16x2_pow2m14<3>(w0, w03), s0);
+  a[8 * W + 7] = hmul2(e2m1x2_to_f16x2_pow2m14<3>(w1, w13), s1);
 }
 
 // Decode prologue: x_h (T, K) FP16 = e4m3(x), exact, each 8-byte group's pairs (J, J + 4)
