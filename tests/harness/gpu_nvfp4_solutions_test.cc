@@ -8,7 +8,8 @@
 // one-kernel general path of wgmma_streamk.cu and wgmma_tiles.cu; the other small tests take
 // wgmma_tiles.cu's narrow 128 x 128 tile (tails_129x257x80, tails_383x511x528 with its K tail,
 // all_scale_codes_* with K = 2016, the alpha_* cases); large_k_positive (128 wide tiles) and
-// rev1 stay on the wide tile.
+// rev1 stay on the wide tile. all_scale_codes_* (2 tiles of 9 units of K) also take stream-K
+// in wgmma_streamk.cu and wgmma_tiles.cu.
 #include <gtest/gtest.h>
 
 #include <string>
