@@ -20,6 +20,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/judge.h"
+#include "harness/spec.h"
 #include "tests/test_util.h"
 
 namespace fp4arena::testing_util {
@@ -166,6 +168,45 @@ inline JudgeRun expect_verdicts(const std::string& challenge_dir, const std::str
     }
     for (const std::string& part : want.reason_lacks) {
       EXPECT_FALSE(contains(reason, part)) << "reason: " << reason << "\nshould not say: " << part;
+    }
+  }
+  return r;
+}
+
+/// A ladder rung's check: judges `solution` with `--action run --json` on every test case of
+/// the challenge in `challenge_dir` plus the benchmark `benchmark` (a run without a benchmark
+/// has no score, and the judge then reports it as not passed; the run timing keeps it cheap),
+/// and expects exit code 0, a record holding every test, and every case passed. Returns the
+/// run for further checks.
+inline JudgeRun expect_passes_every_test(const std::string& challenge_dir,
+                                         const std::string& solution,
+                                         const std::string& benchmark) {
+  JudgeRun r;
+  Spec spec;
+  std::string err;
+  if (!load_spec(challenge_dir, &spec, &err)) {
+    ADD_FAILURE() << err;
+    return r;
+  }
+  std::vector<std::string> args = {challenge_dir, "--solution", solution,
+                                   "--action",    "run",        "--json"};
+  for (const CaseSpec& c : spec.tests) {
+    args.push_back("--case");
+    args.push_back(c.name);
+  }
+  args.push_back("--case");
+  args.push_back(benchmark);
+  r = run_judge(args);
+  EXPECT_EQ(r.exit_code, static_cast<int>(ExitCode::kPassed)) << "stderr:\n" << r.err;
+  if (r.record.is_null()) {
+    ADD_FAILURE() << "no record on stdout:\n" << r.out << r.err;
+    return r;
+  }
+  EXPECT_EQ(r.record["tests"].size(), spec.tests.size());
+  for (const char* part : {"tests", "benchmarks"}) {
+    for (const nlohmann::json& c : r.record[part]) {
+      EXPECT_EQ(text_of(c, "verdict"), "passed")
+          << text_of(c, "name") << ": " << text_of(c, "reason");
     }
   }
   return r;

@@ -33,9 +33,7 @@ using testing_util::contains;
 using testing_util::find_case;
 using testing_util::JudgeRun;
 using testing_util::run_challenge_bin;
-using testing_util::run_judge;
 using testing_util::source_dir;
-using testing_util::text_of;
 
 constexpr int kPassed = static_cast<int>(ExitCode::kPassed);
 constexpr int kFailed = static_cast<int>(ExitCode::kFailed);
@@ -133,32 +131,9 @@ class GpuW4a16Solutions : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(GpuW4a16Solutions, PassesEveryTest) {
   FP4ARENA_SKIP_WITHOUT_GPU();
-  std::vector<std::string> args = {
-      w4a16_dir(), "--solution", source_dir() + "/solutions/w4a16_matmul/" + GetParam(),
-      "--action",  "run",        "--json"};
-  Spec spec;
-  std::string err;
-  ASSERT_TRUE(load_spec(w4a16_dir(), &spec, &err)) << err;
-  // Every test, plus the decode benchmark (cheap even for the naive rung): a run without a
-  // benchmark has no score, and the judge then reports it as not passed.
-  for (const CaseSpec& c : spec.tests) {
-    args.push_back("--case");
-    args.push_back(c.name);
-  }
-  args.push_back("--case");
-  args.push_back("decode");
-  JudgeRun r = run_judge(args);
-  EXPECT_EQ(r.exit_code, kPassed) << "stderr:\n" << r.err;
-  ASSERT_FALSE(r.record.is_null()) << r.out << r.err;
-  EXPECT_EQ(r.record["tests"].size(), spec.tests.size());
-  for (const nlohmann::json& c : r.record["benchmarks"]) {
-    EXPECT_EQ(text_of(c, "verdict"), "passed")
-        << text_of(c, "name") << ": " << text_of(c, "reason");
-  }
-  for (const nlohmann::json& c : r.record["tests"]) {
-    EXPECT_EQ(text_of(c, "verdict"), "passed")
-        << text_of(c, "name") << ": " << text_of(c, "reason");
-  }
+  // Every test, plus the decode benchmark (cheap even for the naive rung).
+  testing_util::expect_passes_every_test(
+      w4a16_dir(), source_dir() + "/solutions/w4a16_matmul/" + GetParam(), "decode");
 }
 
 INSTANTIATE_TEST_SUITE_P(W4a16, GpuW4a16Solutions,

@@ -37,12 +37,9 @@ namespace {
 
 using testing_util::binary_dir;
 using testing_util::find_case;
-using testing_util::JudgeRun;
 using testing_util::no_gpu_reason;
 using testing_util::run_challenge_bin;
-using testing_util::run_judge;
 using testing_util::source_dir;
-using testing_util::text_of;
 
 constexpr int kPassed = static_cast<int>(ExitCode::kPassed);
 constexpr int kFailed = static_cast<int>(ExitCode::kFailed);
@@ -122,29 +119,9 @@ class GpuW4a8Solutions : public ::testing::TestWithParam<std::string> {};
 TEST_P(GpuW4a8Solutions, PassesEveryTest) {
   const std::string why = no_gpu_reason();
   if (!why.empty()) GTEST_SKIP() << why;
-  const std::string dir = source_dir() + "/challenges/w4a8_grouped_gemm";
-  std::vector<std::string> args = {
-      dir,        "--solution", source_dir() + "/solutions/w4a8_grouped_gemm/" + GetParam(),
-      "--action", "run",        "--json"};
-  Spec spec;
-  std::string err;
-  ASSERT_TRUE(load_spec(dir, &spec, &err)) << err;
-  for (const CaseSpec& c : spec.tests) {
-    args.push_back("--case");
-    args.push_back(c.name);
-  }
-  args.push_back("--case");
-  args.push_back("decode");
-  JudgeRun r = run_judge(args);
-  EXPECT_EQ(r.exit_code, kPassed) << "stderr:\n" << r.err;
-  ASSERT_FALSE(r.record.is_null()) << r.out << r.err;
-  EXPECT_EQ(r.record["tests"].size(), spec.tests.size());
-  for (const char* part : {"tests", "benchmarks"}) {
-    for (const nlohmann::json& c : r.record[part]) {
-      EXPECT_EQ(text_of(c, "verdict"), "passed")
-          << text_of(c, "name") << ": " << text_of(c, "reason");
-    }
-  }
+  testing_util::expect_passes_every_test(
+      source_dir() + "/challenges/w4a8_grouped_gemm",
+      source_dir() + "/solutions/w4a8_grouped_gemm/" + GetParam(), "decode");
 }
 
 INSTANTIATE_TEST_SUITE_P(W4a8, GpuW4a8Solutions,
