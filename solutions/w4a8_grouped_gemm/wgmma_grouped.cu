@@ -30,6 +30,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <type_traits>
 
 namespace {
 
@@ -912,90 +913,98 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
     for (int i = 0; i < 128; ++i) acc[i] = 0.f;
 
-    for (int S = 0; S < num_chunks; ++S) {
-      // Prefetch the next chunk (of this tile, or chunk 0 of the next tile).
-      uint4 nxt0[2], nxt1[2];
-      uint32_t nsc0, nsc1;
-      {
-        const bool last = S + 1 == num_chunks;
-        const uint8_t* p0 = last ? qb0 : pb0 + (S + 1) * 128;
-        const uint8_t* p1 = last ? qb1 : pb1 + (S + 1) * 128;
-        nxt0[0] = ldg_nc_v4(p0);
-        nxt0[1] = ldg_nc_v4(p0 + 16);
-        nxt1[0] = ldg_nc_v4(p1);
-        nxt1[1] = ldg_nc_v4(p1 + 16);
-        nsc0 = ldg_nc_u32(last ? qs0 : ps0 + (S + 1) * 16);
-        nsc1 = ldg_nc_u32(last ? qs1 : ps1 + (S + 1) * 16);
-      }
-#pragma unroll
-      for (int q = 0; q < 4; ++q, ++it) {
-        const uint32_t sc0 = e4m3_to_f16x2_x128(csc0, q);  // scale block 4t + q, * 2^7
-        const uint32_t sc1 = e4m3_to_f16x2_x128(csc1, q);
-        const int st = it % kStages;
-        mbar_wait(full_bar + 8 * st, (it / kStages) & 1);
-        const uint64_t desc = sw128_kmajor_desc(base + st * kStageBytes);
-#pragma unroll
-        for (int s4 = 0; s4 < 4; ++s4) {
-          const int s = q * 4 + s4;
-          const uint32_t w0 = word_of(cur0, s >> 1), w1 = word_of(cur1, s >> 1);
-          const uint32_t w03 = w0 << 3, w13 = w1 << 3;
-          uint32_t f[4];
-          if (s & 1) {
-            f[0] = hmul2(e2m1x2_to_f16x2_pow2m14<2>(w0, w03), sc0);  // row g,   slots 2t, 2t+1
-            f[1] = hmul2(e2m1x2_to_f16x2_pow2m14<2>(w1, w13), sc1);  // row g+8, slots 2t, 2t+1
-            f[2] = hmul2(e2m1x2_to_f16x2_pow2m14<3>(w0, w03), sc0);  // row g,   slots 2t+8, 2t+9
-            f[3] = hmul2(e2m1x2_to_f16x2_pow2m14<3>(w1, w13), sc1);  // row g+8, slots 2t+8, 2t+9
-          } else {
-            f[0] = hmul2(e2m1x2_to_f16x2_pow2m14<0>(w0, w03), sc0);
-            f[1] = hmul2(e2m1x2_to_f16x2_pow2m14<0>(w1, w13), sc1);
-            f[2] = hmul2(e2m1x2_to_f16x2_pow2m14<1>(w0, w03), sc0);
-            f[3] = hmul2(e2m1x2_to_f16x2_pow2m14<1>(w1, w13), sc1);
-          }
-          wgmma_fence(f);
-          // Step s4 of the stage: K columns [16 s4, 16 s4 + 16) = +32 B in the swizzle row.
-          const uint64_t d = desc + 2 * s4;
-          switch (boxes) {  // warp-uniform: one wgmma of N = 32 * boxes
-            case 1:
-              wgmma_rs<32>(acc, f, d);
-              break;
-            case 2:
-              wgmma_rs<64>(acc, f, d);
-              break;
-            case 3:
-              wgmma_rs<96>(acc, f, d);
-              break;
-            case 4:
-              wgmma_rs<128>(acc, f, d);
-              break;
-            case 5:
-              wgmma_rs<160>(acc, f, d);
-              break;
-            case 6:
-              wgmma_rs<192>(acc, f, d);
-              break;
-            case 7:
-              wgmma_rs<224>(acc, f, d);
-              break;
-            default:
-              wgmma_rs<256>(acc, f, d);
-              break;
-          }
-          wgmma_commit();
-          wgmma_wait<1>();  // the previous step is done: its stage may be released
-          // (The previous stage of this tile; the tile's last stage is released below.)
-          if (s4 == 0 && (S > 0 || q > 0) && lane == 0)
-            mbar_arrive(empty_bar + 8 * ((it - 1) % kStages));
+    // The K loop, instantiated once per wgmma N (32 * boxes): one N inside each loop, so that
+    // ptxas keeps the wgmma pipeline across steps (a run-time switch around each wgmma made
+    // it inject warpgroup.arrive waits).
+    auto k_loop = [&](auto n_tag) {
+      constexpr int kN = decltype(n_tag)::value;
+      for (int S = 0; S < num_chunks; ++S) {
+        // Prefetch the next chunk (of this tile, or chunk 0 of the next tile).
+        uint4 nxt0[2], nxt1[2];
+        uint32_t nsc0, nsc1;
+        {
+          const bool last = S + 1 == num_chunks;
+          const uint8_t* p0 = last ? qb0 : pb0 + (S + 1) * 128;
+          const uint8_t* p1 = last ? qb1 : pb1 + (S + 1) * 128;
+          nxt0[0] = ldg_nc_v4(p0);
+          nxt0[1] = ldg_nc_v4(p0 + 16);
+          nxt1[0] = ldg_nc_v4(p1);
+          nxt1[1] = ldg_nc_v4(p1 + 16);
+          nsc0 = ldg_nc_u32(last ? qs0 : ps0 + (S + 1) * 16);
+          nsc1 = ldg_nc_u32(last ? qs1 : ps1 + (S + 1) * 16);
         }
+#pragma unroll
+        for (int q = 0; q < 4; ++q, ++it) {
+          const uint32_t sc0 = e4m3_to_f16x2_x128(csc0, q);  // scale block 4t + q, * 2^7
+          const uint32_t sc1 = e4m3_to_f16x2_x128(csc1, q);
+          const int st = it % kStages;
+          mbar_wait(full_bar + 8 * st, (it / kStages) & 1);
+          const uint64_t desc = sw128_kmajor_desc(base + st * kStageBytes);
+#pragma unroll
+          for (int s4 = 0; s4 < 4; ++s4) {
+            const int s = q * 4 + s4;
+            const uint32_t w0 = word_of(cur0, s >> 1), w1 = word_of(cur1, s >> 1);
+            const uint32_t w03 = w0 << 3, w13 = w1 << 3;
+            uint32_t f[4];
+            if (s & 1) {
+              f[0] = hmul2(e2m1x2_to_f16x2_pow2m14<2>(w0, w03), sc0);  // row g,   slots 2t, 2t+1
+              f[1] = hmul2(e2m1x2_to_f16x2_pow2m14<2>(w1, w13), sc1);  // row g+8, slots 2t, 2t+1
+              f[2] = hmul2(e2m1x2_to_f16x2_pow2m14<3>(w0, w03), sc0);  // row g,   slots 2t+8, 2t+9
+              f[3] = hmul2(e2m1x2_to_f16x2_pow2m14<3>(w1, w13), sc1);  // row g+8, slots 2t+8, 2t+9
+            } else {
+              f[0] = hmul2(e2m1x2_to_f16x2_pow2m14<0>(w0, w03), sc0);
+              f[1] = hmul2(e2m1x2_to_f16x2_pow2m14<0>(w1, w13), sc1);
+              f[2] = hmul2(e2m1x2_to_f16x2_pow2m14<1>(w0, w03), sc0);
+              f[3] = hmul2(e2m1x2_to_f16x2_pow2m14<1>(w1, w13), sc1);
+            }
+            wgmma_fence(f);
+            // Step s4 of the stage: K columns [16 s4, 16 s4 + 16) = +32 B in the swizzle row.
+            const uint64_t d = desc + 2 * s4;
+            wgmma_rs<kN>(acc, f, d);
+            wgmma_commit();
+            wgmma_wait<1>();  // the previous step is done: its stage may be released
+            // (The previous stage of this tile; the tile's last stage is released below.)
+            if (s4 == 0 && (S > 0 || q > 0) && lane == 0)
+              mbar_arrive(empty_bar + 8 * ((it - 1) % kStages));
+          }
+        }
+        cur0[0] = nxt0[0];
+        cur0[1] = nxt0[1];
+        cur1[0] = nxt1[0];
+        cur1[1] = nxt1[1];
+        csc0 = nsc0;
+        csc1 = nsc1;
       }
-      cur0[0] = nxt0[0];
-      cur0[1] = nxt0[1];
-      cur1[0] = nxt1[0];
-      cur1[1] = nxt1[1];
-      csc0 = nsc0;
-      csc1 = nsc1;
+      // Every wgmma of the tile retires inside its instantiation, before the paths join.
+      wgmma_wait<0>();
+      fence_accumulators(acc);
+    };
+    switch (boxes) {  // warpgroup-uniform: the tile's wgmma N = 32 * boxes
+      case 1:
+        k_loop(std::integral_constant<int, 32>());
+        break;
+      case 2:
+        k_loop(std::integral_constant<int, 64>());
+        break;
+      case 3:
+        k_loop(std::integral_constant<int, 96>());
+        break;
+      case 4:
+        k_loop(std::integral_constant<int, 128>());
+        break;
+      case 5:
+        k_loop(std::integral_constant<int, 160>());
+        break;
+      case 6:
+        k_loop(std::integral_constant<int, 192>());
+        break;
+      case 7:
+        k_loop(std::integral_constant<int, 224>());
+        break;
+      default:
+        k_loop(std::integral_constant<int, 256>());
+        break;
     }
-    wgmma_wait<0>();
-    fence_accumulators(acc);
     // Release the tile's last stage now, so the producer fills all stages during the epilogue.
     if (lane == 0) mbar_arrive(empty_bar + 8 * ((it - 1) % kStages));
     pb0 = qb0;
