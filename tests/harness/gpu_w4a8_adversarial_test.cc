@@ -113,7 +113,8 @@ INSTANTIATE_TEST_SUITE_P(W4a8, GpuW4a8Adversarial, ::testing::ValuesIn(bugs()));
 // run without a benchmark has no score and does not pass; the full benchmarks are the
 // submit's job). In wgmma_grouped.cu, one_row_t1, decode_like and decode take the decode
 // kernel, tails_n135, zipf_g64 and gaussian_k2048 the wgmma kernel, the tests with K % 128 !=
-// 0 the general path.
+// 0 the general path; wgmma_ring_decode.cu differs only in that its decode kernel needs K %
+// 256 == 0, so one_row_t1 (K = 128) takes its general path.
 class GpuW4a8Solutions : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(GpuW4a8Solutions, PassesEveryTest) {
@@ -125,7 +126,8 @@ TEST_P(GpuW4a8Solutions, PassesEveryTest) {
 }
 
 INSTANTIATE_TEST_SUITE_P(W4a8, GpuW4a8Solutions,
-                         ::testing::Values("naive.cu", "mma_sync.cu", "wgmma_grouped.cu"));
+                         ::testing::Values("naive.cu", "mma_sync.cu", "wgmma_grouped.cu",
+                                           "wgmma_ring_decode.cu"));
 
 }  // namespace
 }  // namespace fp4arena
