@@ -139,7 +139,7 @@ TEST_P(GpuW4a16Solutions, PassesEveryTest) {
 INSTANTIATE_TEST_SUITE_P(W4a16, GpuW4a16Solutions,
                          ::testing::Values("naive.cu", "wgmma.cu", "wgmma_wide_decode.cu",
                                            "wgmma_permuted.cu", "wgmma_decode_pairs.cu",
-                                           "wgmma_prefetch.cu"));
+                                           "wgmma_prefetch.cu", "wgmma_decode_staged.cu"));
 
 }  // namespace
 }  // namespace fp4arena
