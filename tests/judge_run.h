@@ -212,6 +212,28 @@ inline JudgeRun expect_passes_every_test(const std::string& challenge_dir,
   return r;
 }
 
+/// A kernel's check on shapes the spec's tests do not give it: judges `solution` with
+/// `--action sweep --shapes shapes_file --no-yardstick` (every output of every call checked)
+/// into a fresh folder under the test temp dir named after `tag`, and expects exit code 0, a
+/// sweep.json with one entry per listed shape, and every shape passed.
+inline void expect_passes_every_shape(const std::string& challenge_dir, const std::string& solution,
+                                      const std::string& shapes_file, const std::string& tag) {
+  const std::string out_dir =
+      ::testing::TempDir() + "/fp4arena-" + tag + "-" + std::to_string(getpid());
+  const JudgeRun r = run_judge({challenge_dir, "--solution", solution, "--action", "sweep",
+                                "--shapes", shapes_file, "--no-yardstick", "--out", out_dir});
+  EXPECT_EQ(r.exit_code, static_cast<int>(ExitCode::kPassed)) << "stderr:\n" << r.err;
+  std::ifstream in(out_dir + "/sweep.json");
+  ASSERT_TRUE(in.good()) << "no sweep.json in " << out_dir << "; stderr:\n" << r.err;
+  const nlohmann::json sweep = nlohmann::json::parse(in);
+  std::ifstream shapes_in(shapes_file);
+  const nlohmann::json listed = nlohmann::json::parse(shapes_in);
+  ASSERT_EQ(sweep["shapes"].size(), listed.size());
+  for (const nlohmann::json& s : sweep["shapes"]) {
+    EXPECT_EQ(s["verdict"], "passed") << s["name"] << ": " << s["reason"];
+  }
+}
+
 /// How many cases the record judged (tests and benchmarks).
 inline size_t judged_cases(const nlohmann::json& record) {
   size_t n = 0;

@@ -140,23 +140,10 @@ class GpuW4a8DecodeShapes : public ::testing::TestWithParam<std::string> {};
 TEST_P(GpuW4a8DecodeShapes, PassesEveryShape) {
   const std::string why = no_gpu_reason();
   if (!why.empty()) GTEST_SKIP() << why;
-  const std::string out_dir =
-      ::testing::TempDir() + "/fp4arena-w4a8-decode-" + std::to_string(getpid()) + "-" + GetParam();
-  const std::string shapes = source_dir() + "/tests/data/w4a8_decode_shapes.json";
-  const testing_util::JudgeRun r = testing_util::run_judge(
-      {source_dir() + "/challenges/w4a8_grouped_gemm", "--solution",
-       source_dir() + "/solutions/w4a8_grouped_gemm/" + GetParam(), "--action", "sweep", "--shapes",
-       shapes, "--no-yardstick", "--out", out_dir});
-  EXPECT_EQ(r.exit_code, static_cast<int>(ExitCode::kPassed)) << "stderr:\n" << r.err;
-  std::ifstream in(out_dir + "/sweep.json");
-  ASSERT_TRUE(in.good()) << "no sweep.json in " << out_dir << "; stderr:\n" << r.err;
-  const nlohmann::json sweep = nlohmann::json::parse(in);
-  std::ifstream shapes_in(shapes);
-  const nlohmann::json listed = nlohmann::json::parse(shapes_in);
-  ASSERT_EQ(sweep["shapes"].size(), listed.size());
-  for (const nlohmann::json& s : sweep["shapes"]) {
-    EXPECT_EQ(s["verdict"], "passed") << s["name"] << ": " << s["reason"];
-  }
+  testing_util::expect_passes_every_shape(
+      source_dir() + "/challenges/w4a8_grouped_gemm",
+      source_dir() + "/solutions/w4a8_grouped_gemm/" + GetParam(),
+      source_dir() + "/tests/data/w4a8_decode_shapes.json", "w4a8-decode-" + GetParam());
 }
 
 INSTANTIATE_TEST_SUITE_P(W4a8, GpuW4a8DecodeShapes,
