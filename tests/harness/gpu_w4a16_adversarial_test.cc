@@ -141,5 +141,24 @@ INSTANTIATE_TEST_SUITE_P(W4a16, GpuW4a16Solutions,
                                            "wgmma_permuted.cu", "wgmma_decode_pairs.cu",
                                            "wgmma_prefetch.cu", "wgmma_decode_staged.cu"));
 
+// The decode kernels (M <= 16) of the last two rungs (wgmma_prefetch.cu keeps
+// wgmma_decode_pairs.cu's; wgmma_decode_staged.cu stages it through shared memory) on shapes the
+// spec's tests do not give them: K up to 8192, so that a warp walks up to three batches of
+// segments and its shared-memory slots are reused, K = 3200 and 6272 (batches of one segment),
+// N tails (200, 1000), N = 64 and N = 8 (most of a block's rows clamped), M = 1, 5, 9 and 16 (x
+// rows past M zero-filled). The shapes are in tests/data/w4a16_decode_shapes.json; --action
+// sweep checks every output of every call.
+class GpuW4a16DecodeShapes : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GpuW4a16DecodeShapes, PassesEveryShape) {
+  FP4ARENA_SKIP_WITHOUT_GPU();
+  testing_util::expect_passes_every_shape(
+      w4a16_dir(), source_dir() + "/solutions/w4a16_matmul/" + GetParam(),
+      source_dir() + "/tests/data/w4a16_decode_shapes.json", "w4a16-decode-" + GetParam());
+}
+
+INSTANTIATE_TEST_SUITE_P(W4a16, GpuW4a16DecodeShapes,
+                         ::testing::Values("wgmma_prefetch.cu", "wgmma_decode_staged.cu"));
+
 }  // namespace
 }  // namespace fp4arena
