@@ -68,7 +68,8 @@
 // General path: tiny problems (at most 2^21 multiply-adds with K <= 128), misaligned x or w,
 //   or a group size the fast paths do not take: one output per thread in FP32.
 // Scratch: one static cache (x_h and w_tail grown as needed, x_h's TMA descriptors, the
-//   stream-K slots and flags, the scale flag and the epoch counters).
+//   stream-K slots and flags, the scale flag, the epoch counters and the kernels' one-time
+//   shared-memory limits).
 // Command: scripts/run_challenge challenges/w4a16_matmul --solution
 //            solutions/w4a16_matmul/wgmma_decode_staged.cu --action submit
 //          Tuning macros for experiments (--nvcc-flag -DNAME=V): W4A16_NARROW_COST,
@@ -136,7 +137,7 @@ static_assert(kProducerRegs % 8 == 0 && kConsumerRegs % 8 == 0, "setmaxnreg take
 constexpr int kDecWarps = 12;       // warps per block, each a K slice of the same rows
 constexpr int kDecTiles = 8;        // n8 tiles of w per block (64 rows)
 constexpr int kDecSegK = 128;       // K per segment: one 16-byte load per lane and row
-constexpr int kDecSegsPerWarp = 2;  // segments a warp loads before any math
+constexpr int kDecSegsPerWarp = 2;  // segments a warp issues loads for at once (a batch)
 static_assert(kDecSegK == 4 * 32, "a lane's 32 k of a segment must be one group of 32");
 // 16-byte slots a lane stages per batch: the x pieces (segments x 16-k halves (hx) x 8-half
 // pieces (p) x rows g, g + 8), then the weight words (segments x n8 tiles).
@@ -1179,6 +1180,7 @@ struct ScratchCache {
   int map_M = 0, map_K = 0;
   EncodeTiledFn encode = nullptr;
   bool smem_configured = false;
+  int dec_smem_state = 0;  // the decode kernel's shared-memory limit: 0 not set, 1 set, -1 failed
   int sm_count = 0;
 };
 ScratchCache g_scratch;
@@ -1269,7 +1271,7 @@ bool prepare_scratch(int M, int N, int K) {
 // The decode kernel's dynamic shared memory is above the 48 KB default: allow it once. Returns
 // false on failure (the caller then takes another path).
 bool configure_decode_smem() {
-  static int state = 0;  // 0 not tried, 1 configured, -1 failed
+  int& state = g_scratch.dec_smem_state;
   if (state == 0) {
     const bool ok = cudaFuncSetAttribute(reinterpret_cast<const void*>(w4a16_decode_kernel<32>),
                                          cudaFuncAttributeMaxDynamicSharedMemorySize,
