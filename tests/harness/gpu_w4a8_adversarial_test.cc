@@ -37,7 +37,6 @@ namespace {
 
 using testing_util::binary_dir;
 using testing_util::find_case;
-using testing_util::no_gpu_reason;
 using testing_util::run_challenge_bin;
 using testing_util::source_dir;
 
@@ -100,8 +99,7 @@ std::vector<Bug> bugs() {
 class GpuW4a8Adversarial : public ::testing::TestWithParam<Bug> {};
 
 TEST_P(GpuW4a8Adversarial, GetsTheRightVerdict) {
-  const std::string why = no_gpu_reason();
-  if (!why.empty()) GTEST_SKIP() << why;
+  FP4ARENA_SKIP_WITHOUT_GPU();
   const Bug& bug = GetParam();
   testing_util::expect_verdicts(source_dir() + "/challenges/w4a8_grouped_gemm", fixture(bug.id),
                                 bug.exit_code, bug.cases);
@@ -118,8 +116,7 @@ INSTANTIATE_TEST_SUITE_P(W4a8, GpuW4a8Adversarial, ::testing::ValuesIn(bugs()));
 class GpuW4a8Solutions : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(GpuW4a8Solutions, PassesEveryTest) {
-  const std::string why = no_gpu_reason();
-  if (!why.empty()) GTEST_SKIP() << why;
+  FP4ARENA_SKIP_WITHOUT_GPU();
   testing_util::expect_passes_every_test(
       source_dir() + "/challenges/w4a8_grouped_gemm",
       source_dir() + "/solutions/w4a8_grouped_gemm/" + GetParam(), "decode");
@@ -138,8 +135,7 @@ INSTANTIATE_TEST_SUITE_P(W4a8, GpuW4a8Solutions,
 class GpuW4a8DecodeShapes : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(GpuW4a8DecodeShapes, PassesEveryShape) {
-  const std::string why = no_gpu_reason();
-  if (!why.empty()) GTEST_SKIP() << why;
+  FP4ARENA_SKIP_WITHOUT_GPU();
   testing_util::expect_passes_every_shape(
       source_dir() + "/challenges/w4a8_grouped_gemm",
       source_dir() + "/solutions/w4a8_grouped_gemm/" + GetParam(),
