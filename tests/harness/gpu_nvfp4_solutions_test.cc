@@ -5,11 +5,15 @@
 //
 // Which case takes which path: the tests of at most 2^21 multiply-adds with K <= 128
 // (example, one_by_one_k16, row_vector, column_vector, tails_77x135x48, k16_only) take the
-// one-kernel general path of wgmma_streamk.cu and wgmma_tiles.cu; the other small tests take
-// wgmma_tiles.cu's narrow 128 x 128 tile (tails_129x257x80, tails_383x511x528 with its K tail,
-// all_scale_codes_* with K = 2016, the alpha_* cases); large_k_positive (128 wide tiles) and
-// rev1 stay on the wide tile. all_scale_codes_* (2 tiles of 9 units of K) also take stream-K
-// in wgmma_streamk.cu and wgmma_tiles.cu.
+// one-kernel general path of wgmma_streamk.cu, wgmma_tiles.cu and wgmma_tma_store.cu; the other
+// small tests take the narrow 128 x 128 tile of the last two (tails_129x257x80,
+// tails_383x511x528 with its K tail, all_scale_codes_* with K = 2016, the alpha_* cases);
+// large_k_positive (128 wide tiles) and rev1 stay on the wide tile. all_scale_codes_* (2 tiles
+// of 9 units of K) also take stream-K in those three. wgmma_tma_store.cu stores C by TMA where
+// N % 8 == 0 (the alpha_* cases with rows and columns past the tensor clipped,
+// all_scale_codes_b whose second 64-column box lies wholly past N = 40, all_zero_a,
+// all_e2m1_codes, near_fp16_limit, gaussian_outliers, large_k_positive, rev1) and through the
+// load/store unit elsewhere (tails_129x257x80, tails_383x511x528, all_scale_codes_a).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -40,7 +44,7 @@ TEST_P(GpuNvfp4Solutions, PassesEveryTest) {
 
 INSTANTIATE_TEST_SUITE_P(Nvfp4, GpuNvfp4Solutions,
                          ::testing::Values("wgmma_fast_prologue.cu", "wgmma_streamk.cu",
-                                           "wgmma_tiles.cu"));
+                                           "wgmma_tiles.cu", "wgmma_tma_store.cu"));
 
 }  // namespace
 }  // namespace fp4arena
