@@ -139,7 +139,8 @@ TEST_P(GpuW4a16Solutions, PassesEveryTest) {
 INSTANTIATE_TEST_SUITE_P(W4a16, GpuW4a16Solutions,
                          ::testing::Values("naive.cu", "wgmma.cu", "wgmma_wide_decode.cu",
                                            "wgmma_permuted.cu", "wgmma_decode_pairs.cu",
-                                           "wgmma_prefetch.cu", "wgmma_decode_staged.cu"));
+                                           "wgmma_prefetch.cu", "wgmma_decode_staged.cu",
+                                           "wgmma_tma_store.cu"));
 
 // The decode kernels (M <= 16) of the last two rungs (wgmma_prefetch.cu keeps
 // wgmma_decode_pairs.cu's; wgmma_decode_staged.cu stages it through shared memory) on shapes the
