@@ -142,8 +142,8 @@ INSTANTIATE_TEST_SUITE_P(W4a16, GpuW4a16Solutions,
                                            "wgmma_prefetch.cu", "wgmma_decode_staged.cu",
                                            "wgmma_tma_store.cu"));
 
-// The decode kernels (M <= 16) of the last two rungs (wgmma_prefetch.cu keeps
-// wgmma_decode_pairs.cu's; wgmma_decode_staged.cu stages it through shared memory) on shapes the
+// The decode kernels (M <= 16) of wgmma_prefetch.cu (wgmma_decode_pairs.cu's) and
+// wgmma_decode_staged.cu (staged through shared memory; wgmma_tma_store.cu keeps it) on shapes the
 // spec's tests do not give them: K up to 8192, so that a warp walks up to three batches of
 // segments and its shared-memory slots are reused, K = 3200 and 6272 (batches of one segment),
 // N tails (200, 1000), N = 64 and N = 8 (most of a block's rows clamped), M = 1, 5, 9 and 16 (x

@@ -18,26 +18,18 @@
 //   half_accumulation: unscaled products reach 448 * 2688 > 65504: gaussian_k2048 and
 //     zipf_g64 fail; the example (small sums, exact in FP16) passes.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <cstdio>
-#include <fstream>
-#include <sstream>
+#include <ostream>
 #include <string>
 #include <vector>
 
 #include "harness/judge.h"
-#include "harness/process.h"
-#include "harness/spec.h"
 #include "tests/judge_run.h"
 #include "tests/test_util.h"
 
 namespace fp4arena {
 namespace {
 
-using testing_util::binary_dir;
-using testing_util::find_case;
-using testing_util::run_challenge_bin;
 using testing_util::source_dir;
 
 constexpr int kPassed = static_cast<int>(ExitCode::kPassed);
