@@ -5,15 +5,22 @@
 //
 // Which case takes which path: the tests of at most 2^21 multiply-adds with K <= 128
 // (example, one_by_one_k16, row_vector, column_vector, tails_77x135x48, k16_only) take the
-// one-kernel general path of wgmma_streamk.cu, wgmma_tiles.cu and wgmma_tma_store.cu; the other
-// small tests take the narrow 128 x 128 tile of the last two (tails_129x257x80,
-// tails_383x511x528 with its K tail, all_scale_codes_* with K = 2016, the alpha_* cases);
-// large_k_positive (128 wide tiles) and rev1 stay on the wide tile. all_scale_codes_* (2 tiles
-// of 9 units of K) also take stream-K in those three. wgmma_tma_store.cu stores C by TMA where
-// N % 8 == 0 (the alpha_* cases with rows and columns past the tensor clipped,
-// all_scale_codes_b whose second 64-column box lies wholly past N = 40, all_zero_a,
+// one-kernel general path of wgmma_streamk.cu, wgmma_tiles.cu, wgmma_tma_store.cu and
+// wgmma_tile_fit.cu; the other small tests take the narrow 128 x 128 tile of the last three
+// (tails_129x257x80, tails_383x511x528 with its K tail, all_scale_codes_* with K = 2016, the
+// alpha_* cases); large_k_positive (128 wide tiles) and rev1 stay on the wide tile.
+// all_scale_codes_* (2 tiles of 9 units of K) also take stream-K in those four. The last two
+// store C by TMA where N % 8 == 0 (the alpha_* cases with rows and columns past the tensor
+// clipped, all_scale_codes_b whose second 64-column box lies wholly past N = 40, all_zero_a,
 // all_e2m1_codes, near_fp16_limit, gaussian_outliers, large_k_positive, rev1) and through the
 // load/store unit elsewhere (tails_129x257x80, tails_383x511x528, all_scale_codes_a).
+//
+// No test case is large enough for wgmma_tile_fit.cu's 144- and 192-row tiles, so
+// GpuNvfp4TileShapes sweeps it over tests/data/nvfp4_tile_shapes.json (--action sweep checks
+// every output of every call): 1536^3 (144, one wave), 2048x2880x2880 (192, two waves, N and
+// K tails, TMA store), 2048x2300x2080 (192 with stream-K, N and K tails, the load/store-unit
+// epilogue), 2040x2304x2048 (192 with stream-K, an M tail, TMA store) and 2000x2300x2080 (144
+// with M, N and K tails, Gaussian data with outliers).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -44,7 +51,17 @@ TEST_P(GpuNvfp4Solutions, PassesEveryTest) {
 
 INSTANTIATE_TEST_SUITE_P(Nvfp4, GpuNvfp4Solutions,
                          ::testing::Values("wgmma_fast_prologue.cu", "wgmma_streamk.cu",
-                                           "wgmma_tiles.cu", "wgmma_tma_store.cu"));
+                                           "wgmma_tiles.cu", "wgmma_tma_store.cu",
+                                           "wgmma_tile_fit.cu"));
+
+TEST(GpuNvfp4TileShapes, TileFitPassesEveryShape) {
+  const std::string why = no_gpu_reason();
+  if (!why.empty()) GTEST_SKIP() << why;
+  testing_util::expect_passes_every_shape(
+      source_dir() + "/challenges/nvfp4_matmul",
+      source_dir() + "/solutions/nvfp4_matmul/wgmma_tile_fit.cu",
+      source_dir() + "/tests/data/nvfp4_tile_shapes.json", "nvfp4-tile-shapes");
+}
 
 }  // namespace
 }  // namespace fp4arena
