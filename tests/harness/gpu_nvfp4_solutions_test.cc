@@ -33,14 +33,12 @@ namespace {
 
 using testing_util::expect_passes_every_test;
 using testing_util::JudgeRun;
-using testing_util::no_gpu_reason;
 using testing_util::source_dir;
 
 class GpuNvfp4Solutions : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(GpuNvfp4Solutions, PassesEveryTest) {
-  const std::string why = no_gpu_reason();
-  if (!why.empty()) GTEST_SKIP() << why;
+  FP4ARENA_SKIP_WITHOUT_GPU();
   const JudgeRun r =
       expect_passes_every_test(source_dir() + "/challenges/nvfp4_matmul",
                                source_dir() + "/solutions/nvfp4_matmul/" + GetParam(), "rev1");
@@ -55,8 +53,7 @@ INSTANTIATE_TEST_SUITE_P(Nvfp4, GpuNvfp4Solutions,
                                            "wgmma_tile_fit.cu"));
 
 TEST(GpuNvfp4TileShapes, TileFitPassesEveryShape) {
-  const std::string why = no_gpu_reason();
-  if (!why.empty()) GTEST_SKIP() << why;
+  FP4ARENA_SKIP_WITHOUT_GPU();
   testing_util::expect_passes_every_shape(
       source_dir() + "/challenges/nvfp4_matmul",
       source_dir() + "/solutions/nvfp4_matmul/wgmma_tile_fit.cu",
