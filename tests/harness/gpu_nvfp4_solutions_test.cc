@@ -21,6 +21,13 @@
 // K tails, TMA store), 2048x2300x2080 (192 with stream-K, N and K tails, the load/store-unit
 // epilogue), 2040x2304x2048 (192 with stream-K, an M tail, TMA store) and 2000x2300x2080 (144
 // with M, N and K tails, Gaussian data with outliers).
+//
+// wgmma_aligned_split.cu changes only the stream-K grid of one-wave shapes with few tiles, which
+// no test case but all_scale_codes_* reaches (2 tiles of 9 units: 6 CTAs of a third each), so
+// GpuNvfp4AlignedSplit sweeps it over tests/data/nvfp4_aligned_split_shapes.json: 1024x1024x4096
+// (64 narrow tiles in halves, TMA store), 100x4096x4096 (32 tiles in quarters, an M tail,
+// Gaussian data with outliers) and 1000x1004x3968 (64 tiles in halves, 15 chunks and a K tail
+// of 8 steps, M and N tails, the load/store-unit epilogue).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -50,7 +57,7 @@ TEST_P(GpuNvfp4Solutions, PassesEveryTest) {
 INSTANTIATE_TEST_SUITE_P(Nvfp4, GpuNvfp4Solutions,
                          ::testing::Values("wgmma_fast_prologue.cu", "wgmma_streamk.cu",
                                            "wgmma_tiles.cu", "wgmma_tma_store.cu",
-                                           "wgmma_tile_fit.cu"));
+                                           "wgmma_tile_fit.cu", "wgmma_aligned_split.cu"));
 
 TEST(GpuNvfp4TileShapes, TileFitPassesEveryShape) {
   FP4ARENA_SKIP_WITHOUT_GPU();
@@ -58,6 +65,14 @@ TEST(GpuNvfp4TileShapes, TileFitPassesEveryShape) {
       source_dir() + "/challenges/nvfp4_matmul",
       source_dir() + "/solutions/nvfp4_matmul/wgmma_tile_fit.cu",
       source_dir() + "/tests/data/nvfp4_tile_shapes.json", "nvfp4-tile-shapes");
+}
+
+TEST(GpuNvfp4AlignedSplit, AlignedSplitPassesEveryShape) {
+  FP4ARENA_SKIP_WITHOUT_GPU();
+  testing_util::expect_passes_every_shape(
+      source_dir() + "/challenges/nvfp4_matmul",
+      source_dir() + "/solutions/nvfp4_matmul/wgmma_aligned_split.cu",
+      source_dir() + "/tests/data/nvfp4_aligned_split_shapes.json", "nvfp4-aligned-split");
 }
 
 }  // namespace
