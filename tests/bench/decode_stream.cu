@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/pre_call.h"
+#include "tests/bench/judge_timing.cuh"
 
 namespace {
 
@@ -310,14 +310,6 @@ __global__ void __launch_bounds__(256)
   consume(acc);
 }
 
-__global__ void read_kernel(const uint4* p, size_t n, unsigned* sink) {
-  unsigned acc = 0;
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
-       i += size_t(gridDim.x) * blockDim.x)
-    acc ^= p[i].x;
-  if (acc == 0x9E3779B9u) *sink = 1;
-}
-
 void check(cudaError_t e, const char* what) {
   if (e == cudaSuccess) return;
   std::fprintf(stderr, "fp4arena_decode_stream: %s: %s\n", what, cudaGetErrorString(e));
@@ -378,9 +370,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   const EncodeTiled encode = reinterpret_cast<EncodeTiled>(fn);
-  fp4arena::PreCall pre;
+  fp4arena::bench::JudgeTiming timing;
   std::string err;
-  if (!pre.init(1.0, &err)) {
+  if (!timing.init(&err)) {
     std::fprintf(stderr, "fp4arena_decode_stream: %s\n", err.c_str());
     return 2;
   }
@@ -392,20 +384,15 @@ int main(int argc, char** argv) {
   experts.resize(kExperts);
   std::sort(experts.begin(), experts.end());
   const long long total = kExperts * (kWBytes + kSBytes), items = kExperts * kTilesPerExpert;
-  const size_t clean_bytes = size_t(256) << 20;
-  uint8_t *w = nullptr, *s = nullptr, *contiguous = nullptr, *clean = nullptr;
+  uint8_t *w = nullptr, *s = nullptr, *contiguous = nullptr;
   int* ex = nullptr;
-  unsigned* sink = nullptr;
   check(cudaMalloc(&w, kG * kWBytes), "cudaMalloc");
   check(cudaMalloc(&s, kG * kSBytes), "cudaMalloc");
   check(cudaMalloc(&contiguous, total), "cudaMalloc");
-  check(cudaMalloc(&clean, clean_bytes), "cudaMalloc");
   check(cudaMalloc(&ex, kExperts * sizeof(int)), "cudaMalloc");
-  check(cudaMalloc(&sink, 4), "cudaMalloc");
   check(cudaMemset(w, 0x35, kG * kWBytes), "cudaMemset");
   check(cudaMemset(s, 0x36, kG * kSBytes), "cudaMemset");
   check(cudaMemset(contiguous, 0x37, total), "cudaMemset");
-  check(cudaMemset(clean, 0x11, clean_bytes), "cudaMemset");
   check(cudaMemcpy(ex, experts.data(), kExperts * sizeof(int), cudaMemcpyHostToDevice),
         "cudaMemcpy");
   const CUtensorMap map_w64 = byte_map(encode, w, kK / 2, 64);
@@ -459,22 +446,10 @@ int main(int argc, char** argv) {
   for (const Variant& v : variants) {
     double med[2] = {0, 0};
     for (int clean_l2 = 0; clean_l2 < 2; ++clean_l2) {
-      std::vector<double> ms;
-      for (int call = 0; call < 21; ++call) {
-        check(pre.prepare(call), "prepare");
-        if (clean_l2) {
-          read_kernel<<<4 * sms, 256>>>(reinterpret_cast<const uint4*>(clean), clean_bytes / 16,
-                                        sink);
-          check(cudaDeviceSynchronize(), "read");
-        }
-        fp4arena::PreCall::Timed t;
-        const char* where = "";
-        check(pre.timed_call(v.launch, true, 50, &t, &where), where);
-        check(cudaGetLastError(), v.name);
-        ms.push_back(t.event_ms);
+      if (!timing.median_us(v.launch, clean_l2 != 0, 21, &med[clean_l2], &err)) {
+        std::fprintf(stderr, "fp4arena_decode_stream: %s: %s\n", v.name, err.c_str());
+        return 2;
       }
-      std::sort(ms.begin(), ms.end());
-      med[clean_l2] = ms[ms.size() / 2] * 1000.0;
     }
     std::printf("%-48s %10.2f %10.2f %10.0f\n", v.name, med[0], med[1], total / (med[1] * 1e3));
   }

@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/pre_call.h"
+#include "tests/bench/judge_timing.cuh"
 
 namespace {
 
@@ -87,15 +87,6 @@ __global__ void __launch_bounds__(kThreads)
   if (acc == 0x9E3779B9u) *sink = 1;
 }
 
-__global__ void read_kernel(const uint4* p, size_t n, unsigned* sink) {
-  unsigned acc = 0;
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
-       i += size_t(gridDim.x) * blockDim.x) {
-    acc ^= p[i].x;
-  }
-  if (acc == 0x9E3779B9u) *sink = 1;
-}
-
 void check(cudaError_t e, const char* what) {
   if (e == cudaSuccess) return;
   std::fprintf(stderr, "fp4arena_stream_floor: %s: %s\n", what, cudaGetErrorString(e));
@@ -129,21 +120,18 @@ int main(int argc, char** argv) {
   }
   cudaDeviceProp prop;
   check(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
-  fp4arena::PreCall pre;
+  fp4arena::bench::JudgeTiming timing;
   std::string err;
-  if (!pre.init(1.0, &err)) {
+  if (!timing.init(&err)) {
     std::fprintf(stderr, "fp4arena_stream_floor: %s\n", err.c_str());
     return 2;
   }
-  const size_t clean_bytes = size_t(256) << 20;
-  uint8_t *src = nullptr, *clean = nullptr;
+  uint8_t* src = nullptr;
   unsigned* sink = nullptr;
   const size_t most = *std::max_element(sizes.begin(), sizes.end());
   check(cudaMalloc(&src, most + 4096), "cudaMalloc");
-  check(cudaMalloc(&clean, clean_bytes), "cudaMalloc");
   check(cudaMalloc(&sink, 4), "cudaMalloc");
   check(cudaMemset(src, 0x35, most + 4096), "cudaMemset");
-  check(cudaMemset(clean, 0x11, clean_bytes), "cudaMemset");
   check(cudaFuncSetAttribute(bulk_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                              kMaxChunks * kChunk),
         "cudaFuncSetAttribute");
@@ -156,33 +144,21 @@ int main(int argc, char** argv) {
       for (int mode = 0; mode < 2; ++mode) {
         if (mode == 0 && slice > size_t(kMaxChunks) * kChunk) continue;
         for (int clean_l2 = 0; clean_l2 < 2; ++clean_l2) {
-          std::vector<double> ms;
-          for (int call = 0; call < 21; ++call) {
-            check(pre.prepare(call), "prepare");
-            if (clean_l2) {
-              read_kernel<<<4 * sms, 256>>>(reinterpret_cast<const uint4*>(clean), clean_bytes / 16,
-                                            sink);
-              check(cudaDeviceSynchronize(), "read");
+          double us = 0;
+          const auto launch = [&] {
+            if (mode == 0) {
+              bulk_kernel<<<blocks, kThreads, kMaxChunks * kChunk>>>(src, slice, sink);
+            } else {
+              loads_kernel<<<blocks, kThreads>>>(src, slice, sink);
             }
-            fp4arena::PreCall::Timed t;
-            const char* where = "";
-            check(pre.timed_call(
-                      [&] {
-                        if (mode == 0) {
-                          bulk_kernel<<<blocks, kThreads, kMaxChunks * kChunk>>>(src, slice, sink);
-                        } else {
-                          loads_kernel<<<blocks, kThreads>>>(src, slice, sink);
-                        }
-                      },
-                      true, 50, &t, &where),
-                  where);
-            ms.push_back(t.event_ms);
+          };
+          if (!timing.median_us(launch, clean_l2 != 0, 21, &us, &err)) {
+            std::fprintf(stderr, "fp4arena_stream_floor: %s\n", err.c_str());
+            return 2;
           }
-          std::sort(ms.begin(), ms.end());
-          const double med = ms[ms.size() / 2];
           std::printf("%12zu %7d %6s %6s %10.2f %10.0f\n", slice * blocks, blocks,
-                      mode == 0 ? "bulk" : "loads", clean_l2 ? "clean" : "judge", med * 1000.0,
-                      double(slice * blocks) / (med * 1e6));
+                      mode == 0 ? "bulk" : "loads", clean_l2 ? "clean" : "judge", us,
+                      double(slice * blocks) / (us * 1e3));
         }
       }
     }
