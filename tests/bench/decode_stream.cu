@@ -53,6 +53,16 @@ __device__ __forceinline__ const uint8_t* item_s(const uint8_t* s, const int* ex
   return s + ex[i / kTilesPerExpert] * kSBytes + (i % kTilesPerExpert) * kItemS;
 }
 
+// A warp reads item i's scales with 16-byte loads (512 contiguous bytes per instruction).
+__device__ __forceinline__ unsigned read_item_scales(const uint8_t* s, const int* ex, long long i,
+                                                     int lane) {
+  const uint4* sp = reinterpret_cast<const uint4*>(item_s(s, ex, i));
+  unsigned acc = 0;
+#pragma unroll
+  for (int u = 0; u < kItemS / 512; ++u) acc ^= sp[lane + 32 * u].y;
+  return acc;
+}
+
 // `floor`: block b reads its contiguous slice of `p` (16-byte loads, 4 per thread in flight).
 // `regions`: the same over the experts' weight regions, then their scale regions, as one
 // virtual buffer.
@@ -100,9 +110,7 @@ __global__ void __launch_bounds__(256)
 #pragma unroll
       for (int u = 0; u < 8; ++u) acc ^= v[u].x ^ v[u].w;
     }
-    const uint4* sp = reinterpret_cast<const uint4*>(item_s(s, ex, i));
-#pragma unroll
-    for (int u = 0; u < kItemS / 512; ++u) acc ^= sp[lane + 32 * u].y;
+    acc ^= read_item_scales(s, ex, i, lane);
   }
   consume(acc);
 }
@@ -128,9 +136,7 @@ __global__ void __launch_bounds__(256)
 #pragma unroll
       for (int u = 0; u < 8; ++u) acc ^= v[u].x ^ v[u].w;
     }
-    const uint4* sp = reinterpret_cast<const uint4*>(item_s(s, ex, i));
-#pragma unroll
-    for (int u = 0; u < kItemS / 512; ++u) acc ^= sp[lane + 32 * u].y;
+    acc ^= read_item_scales(s, ex, i, lane);
   }
   consume(acc);
 }
