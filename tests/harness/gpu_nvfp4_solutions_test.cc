@@ -28,6 +28,16 @@
 // (64 narrow tiles in halves, TMA store), 100x4096x4096 (32 tiles in quarters, an M tail,
 // Gaussian data with outliers) and 1000x1004x3968 (64 tiles in halves, 15 chunks and a K tail
 // of 8 steps, M and N tails, the load/store-unit epilogue).
+//
+// wgmma_thin_tile.cu moves the small cases that took the narrow tile without stream-K onto its
+// 64-row thin tile (tails_129x257x80, tails_383x511x528, all_zero_a, all_e2m1_codes,
+// near_fp16_limit, the alpha_* cases, gaussian_outliers; both epilogues among them), and
+// all_scale_codes_a (M = 40) onto it with stream-K (the load/store-unit epilogue), while
+// all_scale_codes_b keeps the narrow tile with stream-K. GpuNvfp4ThinTile sweeps it over
+// tests/data/nvfp4_thin_tile_shapes.json for the rest: 64x8192x4096 (64 thin tiles in aligned
+// halves, TMA store), 40x1003x2064 (stream-K over 8 tiles, M, N and K tails, the
+// load/store-unit epilogue, Gaussian data with outliers) and 1000x1024x1040 (128 thin tiles in
+// one wave, M and K tails, TMA store).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -57,7 +67,8 @@ TEST_P(GpuNvfp4Solutions, PassesEveryTest) {
 INSTANTIATE_TEST_SUITE_P(Nvfp4, GpuNvfp4Solutions,
                          ::testing::Values("wgmma_fast_prologue.cu", "wgmma_streamk.cu",
                                            "wgmma_tiles.cu", "wgmma_tma_store.cu",
-                                           "wgmma_tile_fit.cu", "wgmma_aligned_split.cu"));
+                                           "wgmma_tile_fit.cu", "wgmma_aligned_split.cu",
+                                           "wgmma_thin_tile.cu"));
 
 TEST(GpuNvfp4TileShapes, TileFitPassesEveryShape) {
   FP4ARENA_SKIP_WITHOUT_GPU();
@@ -73,6 +84,14 @@ TEST(GpuNvfp4AlignedSplit, AlignedSplitPassesEveryShape) {
       source_dir() + "/challenges/nvfp4_matmul",
       source_dir() + "/solutions/nvfp4_matmul/wgmma_aligned_split.cu",
       source_dir() + "/tests/data/nvfp4_aligned_split_shapes.json", "nvfp4-aligned-split");
+}
+
+TEST(GpuNvfp4ThinTile, ThinTilePassesEveryShape) {
+  FP4ARENA_SKIP_WITHOUT_GPU();
+  testing_util::expect_passes_every_shape(
+      source_dir() + "/challenges/nvfp4_matmul",
+      source_dir() + "/solutions/nvfp4_matmul/wgmma_thin_tile.cu",
+      source_dir() + "/tests/data/nvfp4_thin_tile_shapes.json", "nvfp4-thin-tile");
 }
 
 }  // namespace
