@@ -255,15 +255,15 @@ __global__ void __launch_bounds__(256)
   consume(acc);
 }
 
-// `warp TMA`: wgmma_ring_decode.cu's fetch. Every warp an independent worker with a 3-stage
-// ring; lane 0 issues each stage, kBoxes weight boxes of 16 rows x kBoxBytes and one scale
-// box of 16 rows x (the stage's K / 16) bytes, two stages ahead; all lanes wait for a stage,
-// read it, and hand it back.
-template <int kBoxes, int kBoxBytes>
+// `warp TMA`: wgmma_ring_decode.cu's fetch. Every warp an independent worker with a
+// kStages-stage ring; lane 0 issues each stage, kBoxes weight boxes of 16 rows x kBoxBytes and
+// one scale box of 16 rows x (the stage's K / 16) bytes, kStages - 1 stages ahead; all lanes
+// wait for a stage, read it, and hand it back.
+template <int kBoxes, int kBoxBytes, int kStages>
 __global__ void __launch_bounds__(256)
     warp_tma_kernel(const __grid_constant__ CUtensorMap map_w,
                     const __grid_constant__ CUtensorMap map_s, const int* ex, long long items) {
-  constexpr int kStages = 3, kStageK = 2 * kBoxes * kBoxBytes;
+  constexpr int kStageK = 2 * kBoxes * kBoxBytes;
   constexpr int kStageBytes = kBoxes * 16 * kBoxBytes + 16 * kStageK / 16;
   static_assert(kStageBytes % 128 == 0 && (16 * kBoxBytes) % 128 == 0, "128-byte aligned boxes");
   constexpr int kStagesPerItem = kK / kStageK;
@@ -409,13 +409,19 @@ int main(int argc, char** argv) {
   const long long n16 = total / 16;
   const long long per_block = (n16 + 4 * sms - 1) / (4 * sms);
   const int smem_cp = 3 * kSlot, smem_bulk3 = 3 * kSlot, smem_bulk12 = 12 * kSlot;
-  const int smem_tma64 = 8 * 3 * (2 * 16 * 64 + 16 * 16 + 8) + 128;
-  const int smem_tma256 = 8 * 3 * (16 * 256 + 16 * 32 + 8) + 128;
+  // Shared memory of a warp_tma_kernel<boxes, box_bytes, stages> block of 8 warps.
+  auto smem_tma = [](int boxes, int box_bytes, int stages) {
+    return 8 * stages * (boxes * 16 * box_bytes + 16 * boxes * box_bytes / 8 + 8) + 128;
+  };
+  const CUtensorMap map_w128 = byte_map(encode, w, kK / 2, 128);
   allow_smem(block_cp_async_kernel, smem_cp);
   allow_smem(block_bulk_kernel<3>, smem_bulk3);
   allow_smem(block_bulk_kernel<12>, smem_bulk12);
-  allow_smem(warp_tma_kernel<2, 64>, smem_tma64);
-  allow_smem(warp_tma_kernel<1, 256>, smem_tma256);
+  allow_smem(warp_tma_kernel<2, 64, 3>, smem_tma(2, 64, 3));
+  allow_smem(warp_tma_kernel<1, 256, 3>, smem_tma(1, 256, 3));
+  allow_smem(warp_tma_kernel<4, 64, 2>, smem_tma(4, 64, 2));
+  allow_smem(warp_tma_kernel<2, 128, 2>, smem_tma(2, 128, 2));
+  allow_smem(warp_tma_kernel<1, 256, 2>, smem_tma(1, 256, 2));
 
   struct Variant {
     const char* name;
@@ -436,11 +442,30 @@ int main(int argc, char** argv) {
        [&] { block_bulk_kernel<3><<<2 * sms, 256, smem_bulk3>>>(w, s, ex, items); }},
       {"block bulk ring, 12 slots, 1 block/SM",
        [&] { block_bulk_kernel<12><<<sms, 256, smem_bulk12>>>(w, s, ex, items); }},
-      {"warp TMA, 2 boxes 16x64 B/stage, 24 warps/SM",
-       [&] { warp_tma_kernel<2, 64><<<3 * sms, 256, smem_tma64>>>(map_w64, map_s16, ex, items); }},
-      {"warp TMA, 1 box 16x256 B/stage, 16 warps/SM",
+      {"warp TMA, 3 stages of 2 boxes 16x64 B, 24 warps/SM",
        [&] {
-         warp_tma_kernel<1, 256><<<2 * sms, 256, smem_tma256>>>(map_w256, map_s32, ex, items);
+         warp_tma_kernel<2, 64, 3>
+             <<<3 * sms, 256, smem_tma(2, 64, 3)>>>(map_w64, map_s16, ex, items);
+       }},
+      {"warp TMA, 3 stages of 1 box 16x256 B, 16 warps/SM",
+       [&] {
+         warp_tma_kernel<1, 256, 3>
+             <<<2 * sms, 256, smem_tma(1, 256, 3)>>>(map_w256, map_s32, ex, items);
+       }},
+      {"warp TMA, 2 stages of 4 boxes 16x64 B, 24 warps/SM",
+       [&] {
+         warp_tma_kernel<4, 64, 2>
+             <<<3 * sms, 256, smem_tma(4, 64, 2)>>>(map_w64, map_s32, ex, items);
+       }},
+      {"warp TMA, 2 stages of 2 boxes 16x128 B, 24 warps/SM",
+       [&] {
+         warp_tma_kernel<2, 128, 2>
+             <<<3 * sms, 256, smem_tma(2, 128, 2)>>>(map_w128, map_s32, ex, items);
+       }},
+      {"warp TMA, 2 stages of 1 box 16x256 B, 24 warps/SM",
+       [&] {
+         warp_tma_kernel<1, 256, 2>
+             <<<3 * sms, 256, smem_tma(1, 256, 2)>>>(map_w256, map_s32, ex, items);
        }},
   };
 
