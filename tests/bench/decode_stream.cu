@@ -316,10 +316,9 @@ __global__ void __launch_bounds__(256)
   consume(acc);
 }
 
+constexpr const char* kProgram = "fp4arena_decode_stream";
 void check(cudaError_t e, const char* what) {
-  if (e == cudaSuccess) return;
-  std::fprintf(stderr, "fp4arena_decode_stream: %s: %s\n", what, cudaGetErrorString(e));
-  std::exit(2);
+  fp4arena::bench::check_or_exit(kProgram, e, what);
 }
 
 using EncodeTiled = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*,
@@ -350,6 +349,19 @@ void allow_smem(Kernel k, int bytes) {
         "cudaFuncSetAttribute");
 }
 
+// A launch of warp_tma_kernel<kBoxes, kBoxBytes, kStages> over `blocks` blocks of 8 warps, its
+// shared memory (each warp's ring and barriers) computed and allowed here, once. `map_s`'s box
+// must be the stage's scales: 16 rows x (2 kBoxes kBoxBytes / 16) bytes.
+template <int kBoxes, int kBoxBytes, int kStages>
+std::function<void()> warp_tma_launch(int blocks, CUtensorMap map_w, CUtensorMap map_s,
+                                      const int* ex, long long items) {
+  const int smem = 8 * kStages * (kBoxes * 16 * kBoxBytes + 16 * kBoxes * kBoxBytes / 8 + 8) + 128;
+  allow_smem(warp_tma_kernel<kBoxes, kBoxBytes, kStages>, smem);
+  return [=] {
+    warp_tma_kernel<kBoxes, kBoxBytes, kStages><<<blocks, 256, smem>>>(map_w, map_s, ex, items);
+  };
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -357,16 +369,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "fp4arena_decode_stream: takes no arguments (got '%s')\n", argv[1]);
     return 2;
   }
-  int device = 0, sms = 0, major = 0;
-  check(cudaGetDevice(&device), "cudaGetDevice");
-  check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "attribute");
-  check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), "attribute");
-  if (major < 9) {
-    std::fprintf(stderr, "fp4arena_decode_stream: needs sm_90 or later (bulk copies, TMA)\n");
-    return 2;
-  }
+  int sms = 0;
   cudaDeviceProp prop;
-  check(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
+  fp4arena::bench::require_sm90(kProgram, "bulk copies, TMA", &sms, &prop);
   void* fn = nullptr;
   cudaDriverEntryPointQueryResult q;
   if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault,
@@ -409,19 +414,10 @@ int main(int argc, char** argv) {
   const long long n16 = total / 16;
   const long long per_block = (n16 + 4 * sms - 1) / (4 * sms);
   const int smem_cp = 3 * kSlot, smem_bulk3 = 3 * kSlot, smem_bulk12 = 12 * kSlot;
-  // Shared memory of a warp_tma_kernel<boxes, box_bytes, stages> block of 8 warps.
-  auto smem_tma = [](int boxes, int box_bytes, int stages) {
-    return 8 * stages * (boxes * 16 * box_bytes + 16 * boxes * box_bytes / 8 + 8) + 128;
-  };
   const CUtensorMap map_w128 = byte_map(encode, w, kK / 2, 128);
   allow_smem(block_cp_async_kernel, smem_cp);
   allow_smem(block_bulk_kernel<3>, smem_bulk3);
   allow_smem(block_bulk_kernel<12>, smem_bulk12);
-  allow_smem(warp_tma_kernel<2, 64, 3>, smem_tma(2, 64, 3));
-  allow_smem(warp_tma_kernel<1, 256, 3>, smem_tma(1, 256, 3));
-  allow_smem(warp_tma_kernel<4, 64, 2>, smem_tma(4, 64, 2));
-  allow_smem(warp_tma_kernel<2, 128, 2>, smem_tma(2, 128, 2));
-  allow_smem(warp_tma_kernel<1, 256, 2>, smem_tma(1, 256, 2));
 
   struct Variant {
     const char* name;
@@ -443,30 +439,15 @@ int main(int argc, char** argv) {
       {"block bulk ring, 12 slots, 1 block/SM",
        [&] { block_bulk_kernel<12><<<sms, 256, smem_bulk12>>>(w, s, ex, items); }},
       {"warp TMA, 3 stages of 2 boxes 16x64 B, 24 warps/SM",
-       [&] {
-         warp_tma_kernel<2, 64, 3>
-             <<<3 * sms, 256, smem_tma(2, 64, 3)>>>(map_w64, map_s16, ex, items);
-       }},
+       warp_tma_launch<2, 64, 3>(3 * sms, map_w64, map_s16, ex, items)},
       {"warp TMA, 3 stages of 1 box 16x256 B, 16 warps/SM",
-       [&] {
-         warp_tma_kernel<1, 256, 3>
-             <<<2 * sms, 256, smem_tma(1, 256, 3)>>>(map_w256, map_s32, ex, items);
-       }},
+       warp_tma_launch<1, 256, 3>(2 * sms, map_w256, map_s32, ex, items)},
       {"warp TMA, 2 stages of 4 boxes 16x64 B, 24 warps/SM",
-       [&] {
-         warp_tma_kernel<4, 64, 2>
-             <<<3 * sms, 256, smem_tma(4, 64, 2)>>>(map_w64, map_s32, ex, items);
-       }},
+       warp_tma_launch<4, 64, 2>(3 * sms, map_w64, map_s32, ex, items)},
       {"warp TMA, 2 stages of 2 boxes 16x128 B, 24 warps/SM",
-       [&] {
-         warp_tma_kernel<2, 128, 2>
-             <<<3 * sms, 256, smem_tma(2, 128, 2)>>>(map_w128, map_s32, ex, items);
-       }},
+       warp_tma_launch<2, 128, 2>(3 * sms, map_w128, map_s32, ex, items)},
       {"warp TMA, 2 stages of 1 box 16x256 B, 24 warps/SM",
-       [&] {
-         warp_tma_kernel<1, 256, 2>
-             <<<3 * sms, 256, smem_tma(1, 256, 2)>>>(map_w256, map_s32, ex, items);
-       }},
+       warp_tma_launch<1, 256, 2>(3 * sms, map_w256, map_s32, ex, items)},
   };
 
   std::printf(

@@ -1,13 +1,16 @@
 // How the benchmark programs under tests/bench time a launch: exactly as the judge times a
 // solution's call (harness/pre_call.h: warm-up, L2 flush by memset, blocking kernel, events),
 // and optionally from a clean L2 (a 256 MB read after the flush, so that the L2 holds clean
-// lines, as under Nsight Compute). One place for both programs.
+// lines, as under Nsight Compute). One place for both programs, with the start-up they share
+// (the device they need, and a CUDA check that ends the program).
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <string>
 #include <vector>
@@ -16,6 +19,29 @@
 
 namespace fp4arena {
 namespace bench {
+
+/// Ends the program `program` with exit code 2 and a message naming `what` if `e` failed.
+inline void check_or_exit(const char* program, cudaError_t e, const char* what) {
+  if (e == cudaSuccess) return;
+  std::fprintf(stderr, "%s: %s: %s\n", program, what, cudaGetErrorString(e));
+  std::exit(2);
+}
+
+/// The current device's SM count and properties; ends the program `program` (exit code 2) on a
+/// CUDA error or below sm_90, which its kernels need for `needs`.
+inline void require_sm90(const char* program, const char* needs, int* sms, cudaDeviceProp* prop) {
+  int device = 0, major = 0;
+  check_or_exit(program, cudaGetDevice(&device), "cudaGetDevice");
+  check_or_exit(program, cudaDeviceGetAttribute(sms, cudaDevAttrMultiProcessorCount, device),
+                "attribute");
+  check_or_exit(program, cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device),
+                "attribute");
+  if (major < 9) {
+    std::fprintf(stderr, "%s: needs sm_90 or later (%s)\n", program, needs);
+    std::exit(2);
+  }
+  check_or_exit(program, cudaGetDeviceProperties(prop, device), "cudaGetDeviceProperties");
+}
 
 // Reads n 16-byte words; the sink keeps the loads alive (the data never matches it).
 static __global__ void clean_l2_read_kernel(const uint4* p, size_t n, unsigned* sink) {

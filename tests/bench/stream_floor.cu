@@ -87,10 +87,9 @@ __global__ void __launch_bounds__(kThreads)
   if (acc == 0x9E3779B9u) *sink = 1;
 }
 
+constexpr const char* kProgram = "fp4arena_stream_floor";
 void check(cudaError_t e, const char* what) {
-  if (e == cudaSuccess) return;
-  std::fprintf(stderr, "fp4arena_stream_floor: %s: %s\n", what, cudaGetErrorString(e));
-  std::exit(2);
+  fp4arena::bench::check_or_exit(kProgram, e, what);
 }
 
 }  // namespace
@@ -110,16 +109,9 @@ int main(int argc, char** argv) {
     sizes.push_back(v);
   }
   if (sizes.empty()) sizes = {12582912, 14155776};
-  int device = 0, sms = 0, major = 0;
-  check(cudaGetDevice(&device), "cudaGetDevice");
-  check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "attribute");
-  check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), "attribute");
-  if (major < 9) {
-    std::fprintf(stderr, "fp4arena_stream_floor: needs sm_90 or later (cp.async.bulk)\n");
-    return 2;
-  }
+  int sms = 0;
   cudaDeviceProp prop;
-  check(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
+  fp4arena::bench::require_sm90(kProgram, "cp.async.bulk", &sms, &prop);
   fp4arena::bench::JudgeTiming timing;
   std::string err;
   if (!timing.init(&err)) {
