@@ -15,13 +15,21 @@
 //     (rows + 256) says, 0.84 of a narrow one, so where stream-K already fills the SMs with
 //     narrow tiles the thin tiling's longer shares lose (1024x1024x8192: 50.8-51.2 us against
 //     40.5 us; 1024x1024x4096: 29.4-29.6 us against 25.9 us, the thin tile forced, no split).
+//   - The general path (tiny shapes, misaligned operands) decodes each block's 8 a rows and 32
+//     b rows once per 128-wide K chunk into shared memory, every load of a chunk in flight at
+//     once, where each thread used to decode its own two rows, one memory round trip per 16 k.
 // Why: the narrow tile leaves half the SMs idle on the shortest one-wave shapes (1024^3: 64
-//   tiles on 132 SMs), and skinny M (decode-like, M <= 64) wasted half of every wgmma.
+//   tiles on 132 SMs), and skinny M (decode-like, M <= 64) wasted half of every wgmma. The old
+//   general path took 128^3 (a tiny shape: 2^21 multiply-adds, K = 128) in 10.2 us, 0.47-0.48x
+//   cuBLAS FP16's 4.9 us, under the 0.5x that shapes below 1024 are held to.
 // Measured while developing (`--action sweep --shapes`, a scratch copy, NVIDIA H200,
 //   2026-11-24, two runs each, the rung before's in brackets): 1024^3 12.7-12.9 us (14.1);
 //   512x2048x1024 12.8-12.9 us (14.1); 1000x1000x1040 15.9-16.0 us (16.3-16.5); 48x4096x1024
 //   12.1 us (13.4-13.8); 64x8192x4096 21.3-21.9 us (30.3-30.5); 64x18432x3072 29.9 us
-//   (37.2-37.4); 1024x1024x4096 unchanged (25.8-26.1 against 25.9-26.0, narrow halves).
+//   (37.2-37.4); 1024x1024x4096 unchanged (25.8-26.1 against 25.9-26.0, narrow halves). The
+//   general path (2026-11-24, two sweeps): 128^3 6.1-6.3 us (10.2-10.3), 0.79x; 64x64x16
+//   4.8-4.9 us (4.4-4.6); 256^3 would take 11.3 us on it against 8.0 us on the fast path, so the
+//   tiny bound stays at 2^21 multiply-adds and K <= 128.
 // Judged: see solutions/nvfp4_matmul/README.md (the records pin this file by its sha256).
 // K order: inside each 256-wide K chunk S, wgmma step s (0..15) of thread quad lane t and
 //   fragment slot sigma (0..15; slot 2t+8h+b) takes real k = 256 S + 64 t + 8 (s/2) + 2 (s%2)
@@ -37,9 +45,9 @@
 //   exact in FP16. a_h = deq(a) exact (<= 2688, multiples of 2^-10). Products are exact in
 //   FP32, accumulation is FP32 in the tensor cores; the epilogue applies alpha * 2^7 in FP32.
 //   A zero e2m1 code or a zero e4m3 scale byte decodes to +0, so zero words stay harmless.
-// General path: a or b not 8-byte aligned (or scratch allocation failed) -> one output per
-//   thread in FP32. M and N tails run on the fast path (TMA zero-fills rows past M; b rows
-//   past N are clamped and their outputs not stored).
+// General path: tiny shapes, or a or b not 8-byte aligned (or scratch allocation failed) ->
+//   one output per thread in FP32, operands decoded into shared memory. M and N tails run on the
+//   fast path (TMA zero-fills rows past M; b rows past N are clamped and their outputs not stored).
 // Scratch: one static cache (a_h and b_tail buffers grown as needed, a_h's TMA descriptors,
 //   the C descriptors of the last 8 outputs, the stream-K slots (one 128 KB slot per SM) and
 //   flags, and the epoch counter).
@@ -47,7 +55,7 @@
 //            solutions/nvfp4_matmul/wgmma_thin_tile.cu --action submit  (or --action sweep)
 //          Tuning macros for experiments (--nvcc-flag -DNAME=V): NVFP4_TILE_FIXED,
 //          NVFP4_FORCE_TILE (64, 128, 144, 192 or 256; 0 = the model's choice),
-//          NVFP4_SPLIT_UNITS, NVFP4_WGMMA_DEPTH, NVFP4_USE_PDL.
+//          NVFP4_SPLIT_UNITS, NVFP4_WGMMA_DEPTH, NVFP4_USE_PDL, NVFP4_TINY_MACS, NVFP4_TINY_K.
 #include <cuda.h>  // CUtensorMap and its enums (types only; the encoder is fetched at run time)
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -1086,34 +1094,81 @@ __global__ void __launch_bounds__(kThreads, 1)
 }
 
 // ----------------------------------------------------------------------------------------
-// General path: one output per thread, FP32. Each 16-element block's 16 e2m1 products sum
-// exactly (multiples of 1/4, |sum| <= 576); times the exact product of the two scales is
-// exact in FP32; only the running sum over blocks rounds, as in the FP32 oracle.
-__global__ void nvfp4_matmul_general(const uint8_t* __restrict__ a,
-                                     const uint8_t* __restrict__ a_scales,
-                                     const uint8_t* __restrict__ b,
-                                     const uint8_t* __restrict__ b_scales, float alpha,
-                                     __half* __restrict__ c, int M, int N, int K) {
-  const int n = blockIdx.x * blockDim.x + threadIdx.x;
-  const int m = blockIdx.y * blockDim.y + threadIdx.y;
-  if (m >= M || n >= N) return;
+// General path: a block of 8 x 32 outputs (8 rows of a, 32 rows of b), one per thread, in
+// FP32. K goes in chunks of 128: the block's 40 rows are decoded once per chunk into shared
+// memory (e2m1 values and e4m3 scales as floats; byte loads, so any alignment), then each
+// thread sums its output from there. Each 16-element block's 16 e2m1 products sum exactly
+// (multiples of 1/4, |sum| <= 576); times the exact product of the two scales is exact in
+// FP32; only the running sum over blocks rounds, as in the FP32 oracle.
+constexpr int kGenRowsA = 8;     // rows of a per block (blockDim.y)
+constexpr int kGenRowsB = 32;    // rows of b per block (blockDim.x)
+constexpr int kGenChunkK = 128;  // K per shared-memory chunk
+constexpr int kGenRows = kGenRowsA + kGenRowsB;
+constexpr int kGenThreads = kGenRowsA * kGenRowsB;
+constexpr int kGenBytes = kGenRows * (kGenChunkK / 2) / kGenThreads;  // packed bytes per thread
+constexpr int kGenScales = (kGenRows * (kGenChunkK / 16) + kGenThreads - 1) / kGenThreads;
+static_assert(kGenChunkK % 16 == 0, "a chunk is whole 16-element scale blocks");
+static_assert(kGenRows * (kGenChunkK / 2) % kGenThreads == 0, "every thread loads as many bytes");
+__global__ void __launch_bounds__(kGenThreads)
+    nvfp4_matmul_general(const uint8_t* __restrict__ a, const uint8_t* __restrict__ a_scales,
+                         const uint8_t* __restrict__ b, const uint8_t* __restrict__ b_scales,
+                         float alpha, __half* __restrict__ c, int M, int N, int K) {
+  // Rows padded to 129 floats: lane x reads row x, so the 32 lanes hit 32 banks.
+  __shared__ float val[kGenRows][kGenChunkK + 1];
+  __shared__ float scl[kGenRows][kGenChunkK / 16 + 1];
+  const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * kGenRowsB + tx;
+  const int n0 = blockIdx.x * kGenRowsB, m0 = blockIdx.y * kGenRowsA;
   const size_t row_bytes = static_cast<size_t>(K) / 2, row_scales = K / 16;
-  const uint8_t* pa = a + m * row_bytes;
-  const uint8_t* pb = b + n * row_bytes;
+  // Shared row r < kGenRowsA is a row m0 + r of a, else row n0 + r - kGenRowsA of b; rows past
+  // M or N decode to zeros.
+  auto source = [&](int r, const uint8_t* pa, const uint8_t* pb, size_t pitch) -> const uint8_t* {
+    if (r < kGenRowsA) return m0 + r < M ? pa + static_cast<size_t>(m0 + r) * pitch : nullptr;
+    const int n = n0 + r - kGenRowsA;
+    return n < N ? pb + static_cast<size_t>(n) * pitch : nullptr;
+  };
   float acc = 0.f;
-  for (int kb = 0; kb < K / 16; ++kb) {
-    float blk = 0.f;
+  for (int k0 = 0; k0 < K; k0 += kGenChunkK) {
+    const int kc = min(kGenChunkK, K - k0);  // a multiple of 16
+    // Every load of the chunk is issued before the first is used (one memory round trip).
+    uint32_t x[kGenBytes], sx[kGenScales];
 #pragma unroll
-    for (int q = 0; q < 8; ++q) {
-      const uint32_t x = __ldg(pa + kb * 8 + q), y = __ldg(pb + kb * 8 + q);
-      blk += e2m1_decode_f32(x) * e2m1_decode_f32(y);
-      blk += e2m1_decode_f32(x >> 4) * e2m1_decode_f32(y >> 4);
+    for (int u = 0; u < kGenBytes; ++u) {
+      const int i = tid + u * kGenThreads, r = i / (kGenChunkK / 2), j = i % (kGenChunkK / 2);
+      const uint8_t* row = source(r, a, b, row_bytes);
+      x[u] = row && 2 * j < kc ? __ldg(row + k0 / 2 + j) : 0u;
     }
-    const float s = e4m3_decode_f32(__ldg(a_scales + m * row_scales + kb)) *
-                    e4m3_decode_f32(__ldg(b_scales + n * row_scales + kb));
-    acc = fmaf(blk, s, acc);
+#pragma unroll
+    for (int u = 0; u < kGenScales; ++u) {
+      const int i = tid + u * kGenThreads, r = i / (kGenChunkK / 16), q = i % (kGenChunkK / 16);
+      const uint8_t* row =
+          i < kGenRows * (kGenChunkK / 16) ? source(r, a_scales, b_scales, row_scales) : nullptr;
+      sx[u] = row && 16 * q < kc ? __ldg(row + k0 / 16 + q) : 0u;
+    }
+#pragma unroll
+    for (int u = 0; u < kGenBytes; ++u) {
+      const int i = tid + u * kGenThreads, r = i / (kGenChunkK / 2), j = i % (kGenChunkK / 2);
+      val[r][2 * j] = e2m1_decode_f32(x[u]);  // low nibble: even k
+      val[r][2 * j + 1] = e2m1_decode_f32(x[u] >> 4);
+    }
+#pragma unroll
+    for (int u = 0; u < kGenScales; ++u) {
+      const int i = tid + u * kGenThreads;
+      if (i < kGenRows * (kGenChunkK / 16))
+        scl[i / (kGenChunkK / 16)][i % (kGenChunkK / 16)] = e4m3_decode_f32(sx[u]);
+    }
+    __syncthreads();
+    const float* va = val[ty];
+    const float* vb = val[kGenRowsA + tx];
+    for (int kb = 0; kb < kc / 16; ++kb) {
+      float blk = 0.f;
+#pragma unroll
+      for (int q = 0; q < 16; ++q) blk += va[16 * kb + q] * vb[16 * kb + q];
+      acc = fmaf(blk, scl[ty][kb] * scl[kGenRowsA + tx][kb], acc);
+    }
+    __syncthreads();
   }
-  c[static_cast<size_t>(m) * N + n] = __float2half_rn(alpha * acc);
+  const int m = m0 + ty, n = n0 + tx;
+  if (m < M && n < N) c[static_cast<size_t>(m) * N + n] = __float2half_rn(alpha * acc);
 }
 
 bool aligned(const void* p, uintptr_t n) {
@@ -1270,8 +1325,8 @@ const CUtensorMap* c_maps(__half* c, int M, int N) {
 
 void launch_general(const uint8_t* a, const uint8_t* a_scales, const uint8_t* b,
                     const uint8_t* b_scales, float alpha, __half* c, int M, int N, int K) {
-  const dim3 block(32, 8);
-  const dim3 grid((N + 31) / 32, (M + 7) / 8);
+  const dim3 block(kGenRowsB, kGenRowsA);
+  const dim3 grid((N + kGenRowsB - 1) / kGenRowsB, (M + kGenRowsA - 1) / kGenRowsA);
   nvfp4_matmul_general<<<grid, block>>>(a, a_scales, b, b_scales, alpha, c, M, N, K);
 }
 
@@ -1289,6 +1344,12 @@ void launch_prep(const uint8_t* a, const uint8_t* a_scales, const uint8_t* b,
                                                   g_scratch.b_tail, M, N, K, pg, vec_a);
 }
 
+#ifndef NVFP4_TINY_MACS
+#define NVFP4_TINY_MACS (1LL << 21)  // the general path's share: at most this many multiply-adds
+#endif
+#ifndef NVFP4_TINY_K
+#define NVFP4_TINY_K 128  // ... and K at most this
+#endif
 #ifndef NVFP4_USE_PDL
 #define NVFP4_USE_PDL 1  // 0: plain launch of the main kernel (for timing comparisons only)
 #endif
@@ -1342,7 +1403,7 @@ extern "C" void solve(const uint8_t* a, const uint8_t* a_scales, const uint8_t* 
                       const uint8_t* b_scales, float alpha, __half* c, int M, int N, int K) {
   // Tiny problems (at most 2^21 multiply-adds, K <= 128) take the one-kernel general path:
   // it finishes in 4-6 us, under the prologue + main kernel pair's 6.5-13 us floor.
-  const bool tiny = static_cast<long long>(M) * N * K <= (1LL << 21) && K <= 128;
+  const bool tiny = static_cast<long long>(M) * N * K <= NVFP4_TINY_MACS && K <= NVFP4_TINY_K;
   const bool fast = !tiny && K % 16 == 0 && aligned(a, 8) && aligned(b, 8);
   if (!fast || !prepare_scratch(M, N, K)) {
     launch_general(a, a_scales, b, b_scales, alpha, c, M, N, K);
