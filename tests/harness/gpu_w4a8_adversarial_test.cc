@@ -103,8 +103,8 @@ INSTANTIATE_TEST_SUITE_P(W4a8, GpuW4a8Adversarial, ::testing::ValuesIn(bugs()));
 // run without a benchmark has no score and does not pass; the full benchmarks are the
 // submit's job). In wgmma_grouped.cu, one_row_t1, decode_like and decode take the decode
 // kernel, tails_n135, zipf_g64 and gaussian_k2048 the wgmma kernel, the tests with K % 128 !=
-// 0 the general path; wgmma_ring_decode.cu differs only in that its decode kernel needs K %
-// 256 == 0, so one_row_t1 (K = 128) takes its general path.
+// 0 the general path; wgmma_ring_decode.cu and wgmma_fp8_decode.cu differ only in that their
+// decode kernels need K % 256 == 0, so one_row_t1 (K = 128) takes their general path.
 class GpuW4a8Solutions : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(GpuW4a8Solutions, PassesEveryTest) {
@@ -116,14 +116,15 @@ TEST_P(GpuW4a8Solutions, PassesEveryTest) {
 
 INSTANTIATE_TEST_SUITE_P(W4a8, GpuW4a8Solutions,
                          ::testing::Values("naive.cu", "mma_sync.cu", "wgmma_grouped.cu",
-                                           "wgmma_ring_decode.cu"));
+                                           "wgmma_ring_decode.cu", "wgmma_fp8_decode.cu"));
 
-// The decode kernels (T <= 4 G) of the two wgmma rungs on shapes that the spec's tests do not
-// give them (its decode-shaped tests are decode_like and the decode benchmark, both with N %
-// 16 == 0): N tails (wgmma_ring_decode.cu's TMA boxes then run into the next expert's rows or
-// past the end of w), T = 1, one expert holding every row (8 token chunks), empty experts at
-// both ends, N = 8. The shapes are in tests/data/w4a8_decode_shapes.json; --action sweep checks
-// every output of every call.
+// The decode kernels (T <= 4 G) of the three wgmma rungs on shapes that the spec's tests do
+// not give them (its decode-shaped tests are decode_like and the decode benchmark, both with
+// N % 16 == 0): N tails (the TMA boxes of wgmma_ring_decode.cu, 16 rows, and of
+// wgmma_fp8_decode.cu, 64 rows, then run into the next expert's rows or past the end of w),
+// T = 1, one expert holding every row (8 token chunks: wgmma_fp8_decode.cu's 16-column items),
+// empty experts at both ends, N = 8. The shapes are in tests/data/w4a8_decode_shapes.json;
+// --action sweep checks every output of every call.
 class GpuW4a8DecodeShapes : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(GpuW4a8DecodeShapes, PassesEveryShape) {
@@ -135,7 +136,8 @@ TEST_P(GpuW4a8DecodeShapes, PassesEveryShape) {
 }
 
 INSTANTIATE_TEST_SUITE_P(W4a8, GpuW4a8DecodeShapes,
-                         ::testing::Values("wgmma_grouped.cu", "wgmma_ring_decode.cu"));
+                         ::testing::Values("wgmma_grouped.cu", "wgmma_ring_decode.cu",
+                                           "wgmma_fp8_decode.cu"));
 
 }  // namespace
 }  // namespace fp4arena

@@ -1,0 +1,1657 @@
+// w4a8_grouped_gemm rung 5, "wgmma_fp8_decode": wgmma_ring_decode.cu with a decode kernel on
+// the FP8 tensor cores (wgmma E4M3 x E4M3), each weight converted exactly to E4M3.
+//
+//   y[t][n] = x_scales[t] * w_global[g] * sum_k e4m3(x[t][k]) * e2m1(w[g][n][k]) *
+//             e4m3(w_scales[g][n][k / 16]),  g = the expert whose rows hold t
+//   x (T, K) e4m3, rows sorted by expert; w (G, N, K/2) packed e2m1, low nibble = even k;
+//   w_scales (G, N, K/16) e4m3; w_global (G) fp32; group_offsets (G + 1); y (T, N) bf16.
+//
+// Three paths, chosen on the host from T, N, K, G and pointer alignment (the offsets stay on
+// the device):
+//   decode  T <= 4 G, K % 256 == 0, G < 1024, 16-byte aligned x, w, w_scales: independent
+//           warpgroups stream each non-empty expert's weights (64 rows x up to 8 tokens per
+//           work item) through a 3-stage TMA ring, convert them to E4M3 in registers as the A
+//           operand of wgmma m64nNk32 (N = 8 or 16), with x as a "block-diagonal" B in shared
+//           memory so that every D value sums one scale block (see "Decode path").
+//   wgmma   K % 256 == 0 (and 16-byte aligned x, w): a prologue converts x to FP16 in the K
+//           order of the nvfp4_matmul ladder, then a persistent kernel (1 TMA producer
+//           warpgroup, 2 consumer warpgroups) runs wgmma m64nNk16 over (token tile of up to
+//           256 rows of one expert, 128 weight rows) work tiles, the weights dequantized in
+//           registers as the A operand and x_h as the B operand from shared memory.
+//   general anything else: mma_sync.cu's kernel, unchanged.
+// Exactness: decode: e2m1 * 2^-6 is exact in E4M3 and x is E4M3 as given, so every product is
+// exact; the tensor cores sum the 16 products of one scale block (at most 16 nonzero terms
+// per D value) and each block sum is scaled and accumulated in FP32. No weight is rounded with
+// its scale to FP8. The other paths as in wgmma_ring_decode.cu (exact FP16 products, FP32
+// accumulation).
+// Changed since wgmma_ring_decode.cu: the decode kernel only (its per-warp mma.sync FP16 math
+// and x prologue are gone); the prefill kernel and the general path are the same code. Figures
+// and the command that measured them: the ladder table in README.md (the records are in
+// results/w4a8_grouped_gemm/).
+#include <cuda.h>  // CUtensorMap and its enums (types only; the encoder is fetched at run time)
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <type_traits>
+
+namespace {
+
+// ----------------------------------------------------------------------------------------
+// General path: the mma_sync.cu rung's kernel, for shapes the fast path does not take.
+namespace general {
+
+constexpr int kBN = 128;          // output columns (n) per block
+constexpr int kBK = 32;           // K per main-loop step (two scale blocks)
+constexpr int kThreads = 256;     // 8 warps
+constexpr int kStride = kBK + 8;  // smem row stride in halves: 80 B, ldmatrix conflict-free
+
+static_assert(kBN * 2 == kThreads, "one thread per (n row, 16-element scale block) of w");
+
+// ---- Conversions ----------------------------------------------------------------------
+
+// 16 E4M3 codes (one uint4) -> 8 half2, exact (every E4M3 value is an FP16 value).
+__device__ __forceinline__ void e4m3x16_to_half(const uint4& v, uint32_t out[8]) {
+  const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    __half2_raw lo = __nv_cvt_fp8x2_to_halfraw2(__nv_fp8x2_storage_t(w[i] & 0xFFFF), __NV_E4M3);
+    __half2_raw hi = __nv_cvt_fp8x2_to_halfraw2(__nv_fp8x2_storage_t(w[i] >> 16), __NV_E4M3);
+    out[2 * i] = uint32_t(lo.x) | uint32_t(lo.y) << 16;
+    out[2 * i + 1] = uint32_t(hi.x) | uint32_t(hi.y) << 16;
+  }
+}
+
+// One byte of packed E2M1 (element 2j low nibble, 2j+1 high) -> half2 bits of
+// value * 2^-14: the nibble's sign to bit 15 and exp|mantissa to bits 11..9, so exponent
+// field e and top mantissa bit m give 2^(e-15) (1 + m/2) for e > 0 and m * 2^-15 for e = 0.
+__device__ __forceinline__ uint32_t e2m1x2_to_half2_bits(uint32_t byte) {
+  const uint32_t lo = byte & 0xF, hi = byte >> 4;
+  return ((lo & 8) << 12) | ((lo & 7) << 9) | ((hi & 8) << 28) | ((hi & 7) << 25);
+}
+
+// 16 packed E2M1 (a uint2) with their block scale -> 8 half2 of e2m1 * scale, exact.
+__device__ __forceinline__ void e2m1x16_to_half(const uint2& v, uint8_t scale_code,
+                                                uint32_t out[8]) {
+  const __half2 two14 = __float2half2_rn(16384.0f);
+  const __half s = __half(__nv_cvt_fp8_to_halfraw(scale_code, __NV_E4M3));
+  const __half2 s2 = __half2(s, s);
+  const uint32_t w[2] = {v.x, v.y};
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    uint32_t bits = e2m1x2_to_half2_bits((w[i / 4] >> (8 * (i % 4))) & 0xFF);
+    __half2 h = *reinterpret_cast<__half2*>(&bits);
+    h = __hmul2(__hmul2(h, two14), s2);  // both products exact
+    out[i] = *reinterpret_cast<uint32_t*>(&h);
+  }
+}
+
+// ---- Tensor-core primitives (PTX ISA: ldmatrix, 9.7.9.25; mma.m16n8k16, 9.7.14.5.8) -------
+
+__device__ __forceinline__ void ldmatrix_x4(uint32_t r[4], const __half* p) {
+  const uint32_t a = static_cast<uint32_t>(__cvta_generic_to_shared(p));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(a));
+}
+
+__device__ __forceinline__ void mma_f16_f32(float c[4], const uint32_t a[4], uint32_t b0,
+                                            uint32_t b1) {
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+      "{%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// ---- Scheduler --------------------------------------------------------------------------
+
+// Maps row-tile index `tile` to (expert, first row, end row) with a warp-wide prefix sum of
+// ceil(rows_g / BM) over the experts. False when `tile` is past the last tile.
+template <int BM>
+__device__ bool find_tile(const int* offsets, int G, int tile, int* g_out, int* row0,
+                          int* row_end) {
+  const int lane = threadIdx.x & 31;
+  int base = 0;  // tiles of the experts before this chunk
+  for (int g0 = 0; g0 < G; g0 += 32) {
+    const int g = g0 + lane;
+    int rows = g < G ? offsets[g + 1] - offsets[g] : 0;
+    int tiles = (rows + BM - 1) / BM;
+    int incl = tiles;
+#pragma unroll
+    for (int d = 1; d < 32; d *= 2) {
+      int v = __shfl_up_sync(0xffffffffu, incl, d);
+      if (lane >= d) incl += v;
+    }
+    const int excl = base + incl - tiles;
+    const unsigned hit =
+        __ballot_sync(0xffffffffu, tiles > 0 && tile >= excl && tile < excl + tiles);
+    if (hit) {
+      const int src = __ffs(hit) - 1;
+      const int e = __shfl_sync(0xffffffffu, excl, src);
+      *g_out = g0 + src;
+      *row0 = offsets[g0 + src] + (tile - e) * BM;
+      *row_end = min(offsets[g0 + src + 1], *row0 + BM);
+      return true;
+    }
+    base += __shfl_sync(0xffffffffu, incl, 31);
+  }
+  return false;
+}
+
+// ---- Kernel -----------------------------------------------------------------------------
+
+// WM x WN warps; each warp computes (BM/WM) x (128/WN) = MI m16 tiles x NI n8 tiles.
+template <int BM, int WM, int WN>
+__global__ void __launch_bounds__(kThreads)
+    w4a8_mma_kernel(const uint8_t* __restrict__ x, const float* __restrict__ x_scales,
+                    const uint8_t* __restrict__ w, const uint8_t* __restrict__ w_scales,
+                    const float* __restrict__ w_global, const int* __restrict__ offsets,
+                    __nv_bfloat16* __restrict__ y, int T, int N, int K, int G) {
+  static_assert(WM * WN == kThreads / 32, "the warp grid must use all 8 warps");
+  constexpr int MI = BM / WM / 16, NI = kBN / WN / 8;
+  static_assert(MI >= 1 && NI >= 2 && NI % 2 == 0, "warp tile: whole m16 tiles, n8 tile pairs");
+  static_assert(BM * 2 <= kThreads, "one thread per (row, 16-byte half) of the x tile");
+  __shared__ __align__(16) __half a_s[2][BM * kStride];
+  __shared__ __align__(16) __half b_s[2][kBN * kStride];
+  __shared__ int tile_info[3];
+
+  if (threadIdx.x < 32) {
+    int g = 0, r0 = 0, r1 = 0;
+    bool ok = find_tile<BM>(offsets, G, blockIdx.x, &g, &r0, &r1);
+    if (threadIdx.x == 0) {
+      tile_info[0] = ok ? g : -1;
+      tile_info[1] = r0;
+      tile_info[2] = r1;
+    }
+  }
+  __syncthreads();
+  const int g = tile_info[0];
+  if (g < 0) return;
+  const int row0 = tile_info[1], row_end = tile_info[2];
+  const int n0 = blockIdx.y * kBN;
+
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  // Loader roles: x tile row tid/2, bytes 16*(tid%2); w tile row tid/2, scale block tid%2.
+  const int a_row = tid / 2, half_k = tid % 2;
+  const bool a_loader = tid < BM * 2;
+  const bool a_valid = a_loader && row0 + a_row < row_end;
+  const uint8_t* a_src = x + size_t(row0 + a_row) * K + 16 * half_k;
+  const int b_n = n0 + tid / 2;
+  const bool b_valid = b_n < N;
+  const uint8_t* b_src = w + (size_t(g) * N + b_n) * (K / 2) + 8 * half_k;
+  const uint8_t* s_src = w_scales + (size_t(g) * N + b_n) * (K / 16) + half_k;
+
+  uint4 a_reg;
+  uint2 b_reg;
+  uint8_t s_reg;
+  auto load = [&](int k0) {
+    const bool in_k = k0 + 16 * half_k < K;
+    a_reg = a_valid && in_k ? *reinterpret_cast<const uint4*>(a_src + k0) : make_uint4(0, 0, 0, 0);
+    b_reg = b_valid && in_k ? *reinterpret_cast<const uint2*>(b_src + k0 / 2) : make_uint2(0, 0);
+    s_reg = b_valid && in_k ? s_src[k0 / 16] : uint8_t(0);
+  };
+  auto store = [&](int buf) {
+    uint32_t h[8];
+    if (a_loader) {
+      e4m3x16_to_half(a_reg, h);
+      uint4* dst = reinterpret_cast<uint4*>(&a_s[buf][a_row * kStride + 16 * half_k]);
+      dst[0] = make_uint4(h[0], h[1], h[2], h[3]);
+      dst[1] = make_uint4(h[4], h[5], h[6], h[7]);
+    }
+    e2m1x16_to_half(b_reg, s_reg, h);
+    uint4* dst = reinterpret_cast<uint4*>(&b_s[buf][(tid / 2) * kStride + 16 * half_k]);
+    dst[0] = make_uint4(h[0], h[1], h[2], h[3]);
+    dst[1] = make_uint4(h[4], h[5], h[6], h[7]);
+  };
+
+  float acc[MI][NI][4];
+#pragma unroll
+  for (int i = 0; i < MI; ++i)
+#pragma unroll
+    for (int j = 0; j < NI; ++j)
+#pragma unroll
+      for (int r = 0; r < 4; ++r) acc[i][j][r] = 0.0f;
+
+  const int wm = warp / WN, wn = warp % WN;
+  const int steps = (K + kBK - 1) / kBK;
+  load(0);
+  store(0);
+  __syncthreads();
+  for (int s = 0; s < steps; ++s) {
+    const int buf = s & 1;
+    if (s + 1 < steps) load((s + 1) * kBK);  // global loads in flight during the MMAs
+#pragma unroll
+    for (int kk = 0; kk < kBK; kk += 16) {
+      uint32_t af[MI][4], bf[NI][2];
+#pragma unroll
+      for (int i = 0; i < MI; ++i) {
+        const int r = wm * (MI * 16) + i * 16 + (lane % 16);
+        ldmatrix_x4(af[i], &a_s[buf][r * kStride + kk + (lane / 16) * 8]);
+      }
+#pragma unroll
+      for (int j = 0; j < NI; j += 2) {
+        // Matrices: (n j, k lo), (n j, k hi), (n j+1, k lo), (n j+1, k hi).
+        const int r = wn * (NI * 8) + j * 8 + (lane / 16) * 8 + (lane % 8);
+        uint32_t t[4];
+        ldmatrix_x4(t, &b_s[buf][r * kStride + kk + ((lane / 8) % 2) * 8]);
+        bf[j][0] = t[0], bf[j][1] = t[1], bf[j + 1][0] = t[2], bf[j + 1][1] = t[3];
+      }
+#pragma unroll
+      for (int i = 0; i < MI; ++i)
+#pragma unroll
+        for (int j = 0; j < NI; ++j) mma_f16_f32(acc[i][j], af[i], bf[j][0], bf[j][1]);
+    }
+    if (s + 1 < steps) store(buf ^ 1);  // the other buffer: last read before the previous sync
+    __syncthreads();
+  }
+
+  // Epilogue: c fragment rows lane/4 (+8), columns 2*(lane%4) (+1).
+  const float wg = w_global[g];
+#pragma unroll
+  for (int i = 0; i < MI; ++i) {
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int t = row0 + wm * (MI * 16) + i * 16 + lane / 4 + half * 8;
+      if (t >= row_end) continue;
+      const float xs = x_scales[t];
+#pragma unroll
+      for (int j = 0; j < NI; ++j) {
+        const int n = n0 + wn * (NI * 8) + j * 8 + 2 * (lane % 4);
+        const float v0 = xs * (wg * acc[i][j][2 * half]);
+        const float v1 = xs * (wg * acc[i][j][2 * half + 1]);
+        __nv_bfloat16* dst = y + size_t(t) * N + n;
+        if (n + 1 < N && (N % 2) == 0) {
+          *reinterpret_cast<__nv_bfloat162*>(dst) = __floats2bfloat162_rn(v0, v1);
+        } else {
+          if (n < N) dst[0] = __float2bfloat16_rn(v0);
+          if (n + 1 < N) dst[1] = __float2bfloat16_rn(v1);
+        }
+      }
+    }
+  }
+}
+
+template <int BM, int WM, int WN>
+void launch(const uint8_t* x, const float* x_scales, const uint8_t* w, const uint8_t* w_scales,
+            const float* w_global, const int* group_offsets, __nv_bfloat16* y, int T, int N, int K,
+            int G) {
+  // At most ceil(T/BM) + G row tiles: each expert adds at most one partial tile.
+  dim3 grid((T + BM - 1) / BM + G, (N + kBN - 1) / kBN);
+  w4a8_mma_kernel<BM, WM, WN>
+      <<<grid, kThreads>>>(x, x_scales, w, w_scales, w_global, group_offsets, y, T, N, K, G);
+}
+
+void launch_for(const uint8_t* x, const float* x_scales, const uint8_t* w, const uint8_t* w_scales,
+                const float* w_global, const int* group_offsets, __nv_bfloat16* y, int T, int N,
+                int K, int G) {
+  if (T >= 64 * G) {
+    launch<128, 2, 4>(x, x_scales, w, w_scales, w_global, group_offsets, y, T, N, K, G);
+  } else {
+    launch<32, 2, 4>(x, x_scales, w, w_scales, w_global, group_offsets, y, T, N, K, G);
+  }
+}
+
+}  // namespace general
+
+// ----------------------------------------------------------------------------------------
+// Configuration (grouped wgmma kernel)
+constexpr int kTileN = 128;    // weight rows per tile: wgmma M side, 2 consumer WGs x 64
+constexpr int kTileT = 256;    // tokens per tile at most: wgmma N side
+constexpr int kBoxT = 32;      // tokens per TMA box; a tile's wgmma N is a multiple of it
+constexpr int kStageK = 64;    // K per shared stage: one 128-byte swizzle row of FP16
+constexpr int kStages = 4;     // x_h ring depth
+constexpr int kChunkK = 256;   // K per register refill of packed w (the K-order period)
+constexpr int kConsumers = 2;  // consumer warpgroups
+constexpr int kThreads = 128 * (1 + kConsumers);
+constexpr int kMaxRowTiles = 1024;  // token tiles: at most ceil(T / 256) + G <= 256 + 512
+constexpr int kStageBytes = kTileT * kStageK * 2;
+constexpr int kBoxBytes = kBoxT * kStageK * 2;
+constexpr int kEpiPitch = kTileN + 8;  // halves per staged y row: +16 B kills bank conflicts
+constexpr int kEpiBytes = kTileT * kEpiPitch * 2;
+constexpr int kTableOffset = kStages * kStageBytes + kEpiBytes;   // int2 per token tile
+constexpr int kColScaleOffset = kTableOffset + kMaxRowTiles * 8;  // float per token of a tile
+constexpr int kBarOffset = kColScaleOffset + kTileT * 4;
+constexpr int kSmemBytes = kBarOffset + 2 * kStages * 8 + 16 + 1024;  // + count, 1 KB align
+constexpr int kProducerRegs = 40;
+constexpr int kConsumerRegs = 232;
+
+static_assert(kTileN == 64 * kConsumers, "each consumer warpgroup owns 64 w rows (wgmma m64)");
+static_assert(kStageK * 2 == 128, "a stage row must be exactly one 128-byte swizzle span");
+static_assert(kChunkK == 4 * kStageK, "one w register chunk spans 4 stages (the K order)");
+static_assert(kStageBytes % 1024 == 0 && kBoxBytes % 1024 == 0,
+              "128B-swizzled stages and boxes must stay 1024-byte aligned");
+static_assert(kTileT % kBoxT == 0 && kTileT <= 256, "wgmma N is at most 256");
+static_assert((kEpiPitch * 2) % 16 == 0, "staged y rows must stay 16-byte aligned");
+static_assert(kSmemBytes <= 227 * 1024, "shared memory per block on sm_90 is 227 KB");
+static_assert(kProducerRegs * 128 + kConsumerRegs * 128 * kConsumers <= 65536,
+              "setmaxnreg budgets must fit the 64K-register file");
+
+// PTX primitives (raw asm only here)
+
+// PTX ISA "Parallel Synchronization and Communication: mbarrier" (mbarrier.init / arrive /
+// arrive.expect_tx / try_wait.parity), sm_90.
+__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes)
+               : "memory");
+}
+__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "WAIT:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
+      "@!p bra WAIT;\n"
+      "}\n" ::"r"(bar),
+      "r"(parity)
+      : "memory");
+}
+// PTX ISA "membar/fence": make the initialized barriers visible to the async proxy (TMA).
+__device__ __forceinline__ void fence_barrier_init() {
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+
+// PTX ISA "Data Movement: cp.async.bulk.tensor" (TMA), 2D tile, completion on an mbarrier.
+__device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap* map, uint32_t bar,
+                                            int x, int y) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(bar)
+      : "memory");
+}
+
+// PTX ISA "Asynchronous Warpgroup Level Matrix Multiply-Accumulate": wgmma.fence,
+// commit_group, wait_group. The fence takes the fragment registers as operands so that the
+// compiler keeps their writes before it (the fence must separate them from the wgmma).
+__device__ __forceinline__ void wgmma_fence(uint32_t (&a)[4]) {
+  asm volatile("wgmma.fence.sync.aligned;\n"
+               : "+r"(a[0]), "+r"(a[1]), "+r"(a[2]), "+r"(a[3])
+               :
+               : "memory");
+}
+__device__ __forceinline__ void wgmma_commit() {
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+template <int N>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+// Keeps the compiler from moving accumulator reads above a wgmma_wait.
+__device__ __forceinline__ void fence_accumulators(float (&d)[128]) {
+  asm volatile(
+      ""
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+        "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+        "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
+        "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
+        "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]),
+        "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
+        "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
+        "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]),
+        "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]),
+        "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]),
+        "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]),
+        "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]),
+        "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]),
+        "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+        "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]),
+        "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]),
+        "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]),
+        "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+      :
+      : "memory");
+}
+
+// wgmma.mma_async m64nNk16 (N = 32..256), D f32 += A f16 (registers) x B f16 (shared,
+// descriptor). PTX ISA "wgmma.mma_async" register-A form: d, a, b-desc, scale-d,
+// imm-scale-a, imm-scale-b, imm-trans-b (0: B is K-major). D is the first N/2 of d.
+template <int NT>
+__device__ __forceinline__ void wgmma_rs(float (&d)[128], const uint32_t (&a)[4], uint64_t desc_b);
+
+template <>
+__device__ __forceinline__ void wgmma_rs<32>(float (&d)[128], const uint32_t (&a)[4],
+                                             uint64_t desc_b) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %21, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, "
+      "{%16, %17, %18, %19}, %20, p, 1, 1, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+        "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+        "+f"(d[14]), "+f"(d[15])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(1));
+}
+
+template <>
+__device__ __forceinline__ void wgmma_rs<64>(float (&d)[128], const uint32_t (&a)[4],
+                                             uint64_t desc_b) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, "
+      "%20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
+      "{%32, %33, %34, %35}, %36, p, 1, 1, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+        "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+        "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
+        "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
+        "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(1));
+}
+
+template <>
+__device__ __forceinline__ void wgmma_rs<96>(float (&d)[128], const uint32_t (&a)[4],
+                                             uint64_t desc_b) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %53, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n96k16.f32.f16.f16 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, "
+      "%20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, "
+      "%38, %39, %40, %41, %42, %43, %44, %45, %46, %47}, "
+      "{%48, %49, %50, %51}, %52, p, 1, 1, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+        "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+        "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
+        "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
+        "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]),
+        "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
+        "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(1));
+}
+
+template <>
+__device__ __forceinline__ void wgmma_rs<128>(float (&d)[128], const uint32_t (&a)[4],
+                                              uint64_t desc_b) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, "
+      "%20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, "
+      "%38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, "
+      "%56, %57, %58, %59, %60, %61, %62, %63}, "
+      "{%64, %65, %66, %67}, %68, p, 1, 1, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+        "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+        "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
+        "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
+        "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]),
+        "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
+        "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
+        "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]),
+        "+f"(d[63])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(1));
+}
+
+template <>
+__device__ __forceinline__ void wgmma_rs<160>(float (&d)[128], const uint32_t (&a)[4],
+                                              uint64_t desc_b) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %85, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n160k16.f32.f16.f16 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, "
+      "%20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, "
+      "%38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, "
+      "%56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, "
+      "%74, %75, %76, %77, %78, %79}, "
+      "{%80, %81, %82, %83}, %84, p, 1, 1, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+        "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+        "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
+        "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
+        "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]),
+        "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
+        "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
+        "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]),
+        "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]),
+        "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]),
+        "+f"(d[77]), "+f"(d[78]), "+f"(d[79])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(1));
+}
+
+template <>
+__device__ __forceinline__ void wgmma_rs<192>(float (&d)[128], const uint32_t (&a)[4],
+                                              uint64_t desc_b) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %101, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n192k16.f32.f16.f16 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, "
+      "%20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, "
+      "%38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, "
+      "%56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, "
+      "%74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, "
+      "%92, %93, %94, %95}, "
+      "{%96, %97, %98, %99}, %100, p, 1, 1, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+        "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+        "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
+        "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
+        "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]),
+        "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
+        "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
+        "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]),
+        "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]),
+        "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]),
+        "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]),
+        "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]),
+        "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(1));
+}
+
+template <>
+__device__ __forceinline__ void wgmma_rs<224>(float (&d)[128], const uint32_t (&a)[4],
+                                              uint64_t desc_b) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %117, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n224k16.f32.f16.f16 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, "
+      "%20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, "
+      "%38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, "
+      "%56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, "
+      "%74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, "
+      "%92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, "
+      "%108, %109, %110, %111}, "
+      "{%112, %113, %114, %115}, %116, p, 1, 1, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+        "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+        "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
+        "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
+        "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]),
+        "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
+        "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
+        "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]),
+        "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]),
+        "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]),
+        "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]),
+        "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]),
+        "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]),
+        "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+        "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]),
+        "+f"(d[110]), "+f"(d[111])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(1));
+}
+
+template <>
+__device__ __forceinline__ void wgmma_rs<256>(float (&d)[128], const uint32_t (&a)[4],
+                                              uint64_t desc_b) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %133, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, "
+      "%20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, "
+      "%38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, "
+      "%56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, "
+      "%74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, "
+      "%92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, "
+      "%108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, "
+      "%123, %124, %125, %126, %127}, "
+      "{%128, %129, %130, %131}, %132, p, 1, 1, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+        "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+        "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
+        "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
+        "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]),
+        "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
+        "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
+        "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]),
+        "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]),
+        "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]),
+        "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]),
+        "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]),
+        "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]),
+        "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+        "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]),
+        "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]),
+        "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]),
+        "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(1));
+}
+
+// PTX ISA "Matrix Descriptor Format" (wgmma shared-memory matrix descriptor): bits 0-13
+// start address >> 4, 16-29 leading byte offset >> 4 (unused for K-major swizzled layouts,
+// set to 1), 32-45 stride byte offset >> 4 (1024 B = 8 rows of 128 B), 49-51 base offset
+// (0: stages are 1024-byte aligned), 62-63 swizzle mode (1 = 128B).
+__device__ __forceinline__ uint64_t sw128_kmajor_desc(uint32_t smem_addr) {
+  return static_cast<uint64_t>((smem_addr & 0x3FFFF) >> 4) | (1ull << 16) |
+         (static_cast<uint64_t>(1024 >> 4) << 32) | (1ull << 62);
+}
+
+// PTX ISA "Parallel Synchronization and Communication: griddepcontrol" (sm_90):
+// launch_dependents lets the grid launched after this one with programmatic stream
+// serialization start once every CTA of this grid has issued it (or exited); wait blocks the
+// calling thread until the prerequisite grid has completed and its memory is visible. Both are
+// no-ops for a grid launched without the attribute / without dependents.
+__device__ __forceinline__ void griddep_launch_dependents() {
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+}
+__device__ __forceinline__ void griddep_wait() {
+  asm volatile("griddepcontrol.wait;\n" ::: "memory");
+}
+
+// PTX ISA "setmaxnreg" (sm_90a).
+template <int N>
+__device__ __forceinline__ void setmaxnreg_inc() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+template <int N>
+__device__ __forceinline__ void setmaxnreg_dec() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+
+// PTX ISA "stmatrix": four 8x8 b16 matrices, transposed on the way to shared memory.
+__device__ __forceinline__ void stmatrix_x4_trans(uint32_t addr, uint32_t r0, uint32_t r1,
+                                                  uint32_t r2, uint32_t r3) {
+  asm volatile(
+      "stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr),
+      "r"(r0), "r"(r1), "r"(r2), "r"(r3)
+      : "memory");
+}
+// PTX ISA "bar.sync" with a named barrier (id 1) over the consumer threads only.
+__device__ __forceinline__ void consumer_barrier() {
+  asm volatile("bar.sync 1, %0;\n" ::"n"(128 * kConsumers) : "memory");
+}
+
+__device__ __forceinline__ uint4 ldg_nc_v4(const void* p) {
+  uint4 v;
+  asm volatile("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p));
+  return v;
+}
+__device__ __forceinline__ uint32_t ldg_nc_u32(const void* p) {
+  uint32_t v;
+  asm volatile("ld.global.nc.u32 %0, [%1];\n" : "=r"(v) : "l"(p));
+  return v;
+}
+__device__ __forceinline__ uint4 lds128(uint32_t addr) {
+  uint4 v;
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "r"(addr));
+  return v;
+}
+
+// Two e2m1 nibbles of `w` -> FP16x2 of value * 2^-14 (exact): nibble J in the low half,
+// nibble J + 4 in the high half; magnitude bits (e1 e0 m) to FP16 bits 9..11, sign to 15.
+// w3 = w << 3 (computed once for the four J) holds each sign bit 3 places above its
+// magnitude, so the magnitude and sign fields are merged first and moved with one shift.
+template <int J>
+__device__ __forceinline__ uint32_t e2m1x2_to_f16x2_pow2m14(uint32_t w, uint32_t w3) {
+  static_assert(J >= 0 && J < 4, "nibble pair index");
+  constexpr uint32_t kMag = 0x0E000E00u, kSign = 0x80008000u;
+  if constexpr (J == 3) {
+    return ((w >> 3) & kMag) | (w & kSign);
+  } else {
+    constexpr int s = 9 - 4 * J;
+    return ((w & (kMag >> s)) | (w3 & (kSign >> s))) << s;
+  }
+}
+__device__ __forceinline__ uint32_t hmul2(uint32_t a, uint32_t b) {
+  uint32_t d;
+  asm("mul.rn.f16x2 %0, %1, %2;\n" : "=r"(d) : "r"(a), "r"(b));
+  return d;
+}
+// e4m3 code `byte` (0..3) of `codes` -> FP16x2 broadcast of scale * 2^7. PTX ISA "cvt"
+// (cvt.rn.f16x2.e4m3x2, sm_89+) is exact; the byte is duplicated first, so the result does
+// not depend on which half the cvt fills from which byte; * 128 stays exact (<= 57344).
+__device__ __forceinline__ uint32_t e4m3_to_f16x2_x128(uint32_t codes, int byte) {
+  const uint32_t code = (codes >> (8 * byte)) & 0xFFu;
+  uint32_t h2;
+  asm("cvt.rn.f16x2.e4m3x2 %0, %1;\n" : "=r"(h2) : "h"(static_cast<uint16_t>(code | (code << 8))));
+  return hmul2(h2, 0x58005800u);  // 128.0 in both halves
+}
+__device__ __forceinline__ uint32_t word_of(const uint4 (&v)[2], int w) {
+  const uint4 q = v[w >> 2];
+  return (w & 3) == 0 ? q.x : (w & 3) == 1 ? q.y : (w & 3) == 2 ? q.z : q.w;
+}
+
+// PTX ISA "cvt" (cvt.rn.f16x2.e4m3x2, sm_89+): two E4M3 codes (low byte -> low half) to
+// FP16x2, exact.
+__device__ __forceinline__ uint32_t e4m3x2_to_f16x2(uint32_t two_codes) {
+  const __half2_raw h =
+      __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(two_codes & 0xFFFFu), __NV_E4M3);
+  return static_cast<uint32_t>(h.x) | static_cast<uint32_t>(h.y) << 16;
+}
+__device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi) {
+  const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+  return *reinterpret_cast<const uint32_t*>(&h);
+}
+
+// ----------------------------------------------------------------------------------------
+// Prologue: x_h (T, K) FP16 = e4m3(x), exact, K permuted per 256-wide chunk (see "K order").
+// Real k (within a chunk) = 64 t + 8 u + 4 b + 2 v + h sits at position 32 u + 16 v + 8 h +
+// 2 t + b, so the pair (k, k + 4) is one 4-byte word W = 16 u + 8 v + 4 h + t. With K % 256
+// == 0 the chunks of all rows are contiguous (chunk c = row * K / 256 + S). A block takes 16
+// chunks; thread j (0..15) of a chunk loads its bytes [16 j, 16 j + 16) (t = j / 4, u = 2 (j %
+// 4) + {0, 1}), converts byte pairs (i, i + 4) of each 8-byte half to one word and stores it
+// to shared memory at W ^ ((W >> 5) << 2) ^ ((chunk & 1) << 4) (the 32 lanes of a store hit 32
+// banks; groups of 4 words stay together); the block then writes whole 16-byte pieces, 512
+// contiguous bytes per warp.
+constexpr int kPrologueThreads = 256;
+constexpr int kPrologueChunks = kPrologueThreads / 16;
+__device__ __forceinline__ int prologue_word(int W, int chunk) {
+  return W ^ (((W >> 5) & 3) << 2) ^ ((chunk & 1) << 4);
+}
+
+__global__ void __launch_bounds__(kPrologueThreads)
+    w4a8_x_to_f16_kernel(const uint8_t* __restrict__ x, __half* __restrict__ x_h,
+                         long long num_chunks) {
+  __shared__ uint4 stage[kPrologueChunks * 32];
+  // Every CTA of this grid is resident once all have passed this point: the main kernel
+  // (programmatic stream serialization) may start; its producer waits for this grid's end.
+  griddep_launch_dependents();
+  const int tid = threadIdx.x, cb = tid / 16, j = tid % 16, t = j / 4;
+  const long long chunk0 = static_cast<long long>(blockIdx.x) * kPrologueChunks;
+  uint4 v = make_uint4(0, 0, 0, 0);
+  if (chunk0 + cb < num_chunks) v = ldg_nc_v4(x + static_cast<size_t>(chunk0 + cb) * 256 + 16 * j);
+  uint32_t* const st32 = reinterpret_cast<uint32_t*>(stage) + cb * 128;
+  const uint32_t words[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const int u = 2 * (j % 4) + half;
+    const uint32_t lo = words[2 * half], hi = words[2 * half + 1];  // b = 0, b = 1
+#pragma unroll
+    for (int vh = 0; vh < 4; ++vh) {  // byte vh of each word: k % 4 = 2 v + h
+      const uint32_t pair = __byte_perm(lo, hi, vh | ((vh + 4) << 4));
+      const int W = 16 * u + 8 * (vh >> 1) + 4 * (vh & 1) + t;
+      st32[prologue_word(W, cb)] = e4m3x2_to_f16x2(pair);
+    }
+  }
+  __syncthreads();
+  uint4* const out = reinterpret_cast<uint4*>(x_h) + static_cast<size_t>(chunk0) * 32;
+#pragma unroll
+  for (int q = 0; q < kPrologueChunks * 32 / kPrologueThreads; ++q) {
+    const int P = tid + q * kPrologueThreads, c = P / 32, p = P % 32;
+    if (chunk0 + c < num_chunks) out[P] = stage[c * 32 + prologue_word(4 * p, c) / 4];
+  }
+}
+
+// ----------------------------------------------------------------------------------------
+// Main kernel, persistent. Token tiles: each expert's rows cut into tiles of at most 256
+// (one partial tile per expert at most), listed in expert order in shared memory by warp 0
+// (a warp prefix sum over the experts' tile counts; empty experts have none). Work tile id
+// = token_tile * tiles_n + n_tile (weight-row blocks fastest: the tiles in flight together
+// share one expert's x rows and weights in L2); CTA i takes i, i + gridDim.x, ...
+// Warpgroup 0 = producer (one thread issues TMA, running ahead into the next tile),
+// warpgroups 1..2 = consumers. A tile of r tokens runs wgmma m64nNk16 with N = r rounded up
+// to a multiple of 32, and its producer loads only those rows (boxes of 32 rows). Requires
+// K % 256 == 0.
+__global__ void __launch_bounds__(kThreads, 1)
+    w4a8_wgmma_grouped_kernel(const __grid_constant__ CUtensorMap tmap_x_h,
+                              const float* __restrict__ x_scales, const uint8_t* __restrict__ w,
+                              const uint8_t* __restrict__ w_scales,
+                              const float* __restrict__ w_global, const int* __restrict__ offsets,
+                              __nv_bfloat16* __restrict__ y, int N, int K, int G, bool y_vec_ok) {
+  extern __shared__ uint8_t smem_raw[];
+  const uint32_t raw_base = static_cast<uint32_t>(__cvta_generic_to_shared(smem_raw));
+  const uint32_t base = (raw_base + 1023u) & ~1023u;
+  uint8_t* const base_ptr = smem_raw + (base - raw_base);
+  const uint32_t epi = base + kStages * kStageBytes;
+  int2* const table = reinterpret_cast<int2*>(base_ptr + kTableOffset);
+  float* const col_scale = reinterpret_cast<float*>(base_ptr + kColScaleOffset);
+  const uint32_t full_bar = base + kBarOffset;
+  const uint32_t empty_bar = full_bar + kStages * 8;
+  int* const table_size = reinterpret_cast<int*>(base_ptr + kBarOffset + 2 * kStages * 8);
+  const int wg = threadIdx.x / 128;
+  const int lane = threadIdx.x & 31;
+
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      mbar_init(full_bar + 8 * s, 1);
+      mbar_init(empty_bar + 8 * s, 4 * kConsumers);  // one arrival per consumer warp
+    }
+    fence_barrier_init();
+  }
+  if (threadIdx.x < 32) {
+    // Token tiles: (first row, expert | rows << 16), rows in 1..256.
+    int count = 0;
+    for (int g0 = 0; g0 < G; g0 += 32) {
+      const int g = g0 + lane;
+      const int first = g < G ? offsets[g] : 0;
+      const int rows = g < G ? offsets[g + 1] - first : 0;
+      const int tiles = (rows + kTileT - 1) / kTileT;
+      int incl = tiles;
+#pragma unroll
+      for (int d = 1; d < 32; d *= 2) {
+        const int other = __shfl_up_sync(0xffffffffu, incl, d);
+        if (lane >= d) incl += other;
+      }
+      const int excl = count + incl - tiles;
+      for (int i = 0; i < tiles; ++i) {
+        const int r = min(kTileT, rows - kTileT * i);
+        table[excl + i] = make_int2(first + kTileT * i, g | (r << 16));
+      }
+      count += __shfl_sync(0xffffffffu, incl, 31);
+    }
+    if (lane == 0) *table_size = count;
+  }
+  __syncthreads();
+  const int tiles_n = (N + kTileN - 1) / kTileN;
+  const int num_tiles = *table_size * tiles_n;
+  const int stages_per_tile = K / kStageK;
+
+  if (wg == 0) {
+    // ---------------- producer
+    setmaxnreg_dec<kProducerRegs>();
+    if (threadIdx.x == 0) {
+      griddep_wait();  // x_h is written by the prologue grid (PDL: it may still be running)
+      int it = 0;
+      for (int tile = blockIdx.x; tile < num_tiles; tile += gridDim.x) {
+        const int2 e = table[tile / tiles_n];
+        const int boxes = ((e.y >> 16) + kBoxT - 1) / kBoxT;
+        for (int ks = 0; ks < stages_per_tile; ++ks, ++it) {
+          const int st = it % kStages;
+          mbar_wait(empty_bar + 8 * st, ((it / kStages) & 1) ^ 1);
+          mbar_arrive_expect_tx(full_bar + 8 * st, boxes * kBoxBytes);
+          for (int b = 0; b < boxes; ++b)
+            tma_load_2d(base + st * kStageBytes + b * kBoxBytes, &tmap_x_h, full_bar + 8 * st,
+                        ks * kStageK, e.x + kBoxT * b);
+        }
+      }
+    }
+    return;
+  }
+
+  // ---------------- consumers
+  setmaxnreg_inc<kConsumerRegs>();
+  const int cw = wg - 1;                  // consumer warpgroup 0..1
+  const int wq = (threadIdx.x >> 5) & 3;  // warp inside the warpgroup
+  const int g8 = lane >> 2, t = lane & 3;
+  const int row_in_tile = cw * 64 + wq * 16 + g8;
+  const size_t row_bytes = static_cast<size_t>(K) / 2, row_scales = K / 16;
+  // Quad lane t owns packed bytes [32t, 32t+32) and scale bytes [4t, 4t+4) of each chunk.
+  auto row_ptrs = [&](int tile, const uint8_t*& pb0, const uint8_t*& pb1, const uint8_t*& ps0,
+                      const uint8_t*& ps1) {
+    const size_t g = static_cast<size_t>(table[tile / tiles_n].y & 0xFFFF);
+    const int n0 = (tile % tiles_n) * kTileN;
+    const size_t r0 = g * N + min(n0 + row_in_tile, N - 1);
+    const size_t r1 = g * N + min(n0 + row_in_tile + 8, N - 1);
+    pb0 = w + r0 * row_bytes + 32 * t;
+    pb1 = w + r1 * row_bytes + 32 * t;
+    ps0 = w_scales + r0 * row_scales + 4 * t;
+    ps1 = w_scales + r1 * row_scales + 4 * t;
+  };
+
+  int tile = blockIdx.x;
+  if (tile >= num_tiles) return;
+  const uint8_t *pb0, *pb1, *ps0, *ps1;
+  row_ptrs(tile, pb0, pb1, ps0, ps1);
+  uint4 cur0[2], cur1[2];
+  uint32_t csc0, csc1;
+  cur0[0] = ldg_nc_v4(pb0);
+  cur0[1] = ldg_nc_v4(pb0 + 16);
+  cur1[0] = ldg_nc_v4(pb1);
+  cur1[1] = ldg_nc_v4(pb1 + 16);
+  csc0 = ldg_nc_u32(ps0);
+  csc1 = ldg_nc_u32(ps1);
+
+  const int num_chunks = K / kChunkK;
+  int it = 0;
+  float acc[128];
+  for (; tile < num_tiles; tile += gridDim.x) {
+    const int2 e = table[tile / tiles_n];
+    const int row0 = e.x, expert = e.y & 0xFFFF, rows = e.y >> 16;
+    const int boxes = (rows + kBoxT - 1) / kBoxT;  // wgmma N = 32 * boxes
+    const int n0 = (tile % tiles_n) * kTileN;
+    const int next_tile = tile + gridDim.x < num_tiles ? tile + gridDim.x : tile;
+    const uint8_t *qb0, *qb1, *qs0, *qs1;  // the next tile's rows (prefetched at its end)
+    row_ptrs(next_tile, qb0, qb1, qs0, qs1);
+#pragma unroll
+    for (int i = 0; i < 128; ++i) acc[i] = 0.f;
+
+    // The K loop, instantiated once per wgmma N (32 * boxes): one N inside each loop, so that
+    // ptxas keeps the wgmma pipeline across steps (a run-time switch around each wgmma made
+    // it inject warpgroup.arrive waits).
+    auto k_loop = [&](auto n_tag) {
+      constexpr int kN = decltype(n_tag)::value;
+      for (int S = 0; S < num_chunks; ++S) {
+        // Prefetch the next chunk (of this tile, or chunk 0 of the next tile).
+        uint4 nxt0[2], nxt1[2];
+        uint32_t nsc0, nsc1;
+        {
+          const bool last = S + 1 == num_chunks;
+          const uint8_t* p0 = last ? qb0 : pb0 + (S + 1) * 128;
+          const uint8_t* p1 = last ? qb1 : pb1 + (S + 1) * 128;
+          nxt0[0] = ldg_nc_v4(p0);
+          nxt0[1] = ldg_nc_v4(p0 + 16);
+          nxt1[0] = ldg_nc_v4(p1);
+          nxt1[1] = ldg_nc_v4(p1 + 16);
+          nsc0 = ldg_nc_u32(last ? qs0 : ps0 + (S + 1) * 16);
+          nsc1 = ldg_nc_u32(last ? qs1 : ps1 + (S + 1) * 16);
+        }
+#pragma unroll
+        for (int q = 0; q < 4; ++q, ++it) {
+          const uint32_t sc0 = e4m3_to_f16x2_x128(csc0, q);  // scale block 4t + q, * 2^7
+          const uint32_t sc1 = e4m3_to_f16x2_x128(csc1, q);
+          const int st = it % kStages;
+          mbar_wait(full_bar + 8 * st, (it / kStages) & 1);
+          const uint64_t desc = sw128_kmajor_desc(base + st * kStageBytes);
+#pragma unroll
+          for (int s4 = 0; s4 < 4; ++s4) {
+            const int s = q * 4 + s4;
+            const uint32_t w0 = word_of(cur0, s >> 1), w1 = word_of(cur1, s >> 1);
+            const uint32_t w03 = w0 << 3, w13 = w1 << 3;
+            uint32_t f[4];
+            if (s & 1) {
+              f[0] = hmul2(e2m1x2_to_f16x2_pow2m14<2>(w0, w03), sc0);  // row g,   slots 2t, 2t+1
+              f[1] = hmul2(e2m1x2_to_f16x2_pow2m14<2>(w1, w13), sc1);  // row g+8, slots 2t, 2t+1
+              f[2] = hmul2(e2m1x2_to_f16x2_pow2m14<3>(w0, w03), sc0);  // row g,   slots 2t+8, 2t+9
+              f[3] = hmul2(e2m1x2_to_f16x2_pow2m14<3>(w1, w13), sc1);  // row g+8, slots 2t+8, 2t+9
+            } else {
+              f[0] = hmul2(e2m1x2_to_f16x2_pow2m14<0>(w0, w03), sc0);
+              f[1] = hmul2(e2m1x2_to_f16x2_pow2m14<0>(w1, w13), sc1);
+              f[2] = hmul2(e2m1x2_to_f16x2_pow2m14<1>(w0, w03), sc0);
+              f[3] = hmul2(e2m1x2_to_f16x2_pow2m14<1>(w1, w13), sc1);
+            }
+            wgmma_fence(f);
+            // Step s4 of the stage: K columns [16 s4, 16 s4 + 16) = +32 B in the swizzle row.
+            const uint64_t d = desc + 2 * s4;
+            wgmma_rs<kN>(acc, f, d);
+            wgmma_commit();
+            wgmma_wait<1>();  // the previous step is done: its stage may be released
+            // (The previous stage of this tile; the tile's last stage is released below.)
+            if (s4 == 0 && (S > 0 || q > 0) && lane == 0)
+              mbar_arrive(empty_bar + 8 * ((it - 1) % kStages));
+          }
+        }
+        cur0[0] = nxt0[0];
+        cur0[1] = nxt0[1];
+        cur1[0] = nxt1[0];
+        cur1[1] = nxt1[1];
+        csc0 = nsc0;
+        csc1 = nsc1;
+      }
+      // Every wgmma of the tile retires inside its instantiation, before the paths join.
+      wgmma_wait<0>();
+      fence_accumulators(acc);
+    };
+    switch (boxes) {  // warpgroup-uniform: the tile's wgmma N = 32 * boxes
+      case 1:
+        k_loop(std::integral_constant<int, 32>());
+        break;
+      case 2:
+        k_loop(std::integral_constant<int, 64>());
+        break;
+      case 3:
+        k_loop(std::integral_constant<int, 96>());
+        break;
+      case 4:
+        k_loop(std::integral_constant<int, 128>());
+        break;
+      case 5:
+        k_loop(std::integral_constant<int, 160>());
+        break;
+      case 6:
+        k_loop(std::integral_constant<int, 192>());
+        break;
+      case 7:
+        k_loop(std::integral_constant<int, 224>());
+        break;
+      default:
+        k_loop(std::integral_constant<int, 256>());
+        break;
+    }
+    // Release the tile's last stage now, so the producer fills all stages during the epilogue.
+    if (lane == 0) mbar_arrive(empty_bar + 8 * ((it - 1) % kStages));
+    pb0 = qb0;
+    pb1 = qb1;
+    ps0 = qs0;
+    ps1 = qs1;
+
+    // ---------------- epilogue: D (64 w rows x N tokens per warpgroup) -> y rows.
+    // Column (token) scale x_scales[t] * w_global[g] * 2^7 (the weights were deq * 2^-7);
+    // 0 past the tile's rows. The previous tile's staging reads ended at its second barrier.
+    const int ct = threadIdx.x - 128;  // 0..255
+    col_scale[ct] = ct < rows ? x_scales[row0 + ct] * (w_global[expert] * 128.0f) : 0.0f;
+    // Warp wq holds D rows 16 wq + {g, g+8}, columns 8 j + {2t, 2t+1} in acc[4j .. 4j+3].
+    // Each 8x8 block of D, stored transposed, is 8 y rows (tokens) x 8 contiguous columns.
+    consumer_barrier();  // col_scale is written; the previous copy-out has left the staging
+    {
+      const int mi = lane >> 3, rr = lane & 7;  // this lane addresses row rr of matrix mi
+      const int nb = mi & 1;
+      const uint32_t col_off = (cw * 64 + wq * 16 + nb * 8) * 2;
+#pragma unroll
+      for (int jp = 0; jp < 16; ++jp) {
+        if (16 * jp >= 32 * boxes) break;
+        const int j0 = 2 * jp;
+        const float2 s0 = *reinterpret_cast<const float2*>(col_scale + 8 * j0 + 2 * t);
+        const float2 s1 = *reinterpret_cast<const float2*>(col_scale + 8 * j0 + 8 + 2 * t);
+        const uint32_t r0 = pack_bf16x2(acc[4 * j0 + 0] * s0.x, acc[4 * j0 + 1] * s0.y);
+        const uint32_t r1 = pack_bf16x2(acc[4 * j0 + 2] * s0.x, acc[4 * j0 + 3] * s0.y);
+        const uint32_t r2 = pack_bf16x2(acc[4 * j0 + 4] * s1.x, acc[4 * j0 + 5] * s1.y);
+        const uint32_t r3 = pack_bf16x2(acc[4 * j0 + 6] * s1.x, acc[4 * j0 + 7] * s1.y);
+        const int jj = j0 + (mi >> 1);
+        stmatrix_x4_trans(epi + (8 * jj + rr) * (kEpiPitch * 2) + col_off, r0, r1, r2, r3);
+      }
+    }
+    consumer_barrier();
+    {
+      constexpr int kPiecesPerRow = kTileN / 8;
+#pragma unroll 4
+      for (int i = 0; i < kTileT * kPiecesPerRow / (128 * kConsumers); ++i) {
+        const int id = ct + i * 128 * kConsumers;
+        const int row = id / kPiecesPerRow, pc = id % kPiecesPerRow;
+        if (row >= rows) break;  // rows grow with i
+        const int n = n0 + pc * 8;
+        if (n >= N) continue;
+        const uint4 v = lds128(epi + row * (kEpiPitch * 2) + pc * 16);
+        __nv_bfloat16* dst = y + static_cast<size_t>(row0 + row) * N + n;
+        if (y_vec_ok && n + 8 <= N) {
+          *reinterpret_cast<uint4*>(dst) = v;
+        } else {
+          const uint32_t wv[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+          for (int k = 0; k < 8; ++k)
+            if (n + k < N)
+              dst[k] =
+                  __ushort_as_bfloat16(static_cast<unsigned short>(wv[k / 2] >> (16 * (k % 2))));
+        }
+      }
+    }
+  }
+}
+
+// ----------------------------------------------------------------------------------------
+// Decode path: few rows per expert (T <= 4 G), meant to be memory-bound. The weights are the wide
+// operand, so they take the M side of an FP8 wgmma m64nNk32 (64 weight rows per warpgroup, A
+// from registers), each weight converted exactly to E4M3, and the tokens the N side (B, built
+// in shared memory).
+//
+// E2M1 -> E4M3, exact: nibble s e1 e0 m becomes the byte s 0 0 e1 e0 m 0 0, whose E4M3 value is
+// the nibble's value * 2^-6 (exponent field e1 e0, bias 7 instead of 1; e = 0 gives the E4M3
+// subnormal m/2 * 2^-6, the E2M1 subnormal's image). One 32-bit word of 8 nibbles (k 0..7, low
+// nibble = even k) gives two words of E4M3 codes: the even k from
+// ((w << 4) & 0x80808080) | ((w << 2) & 0x1C1C1C1C), the odd k from
+// (w & 0x80808080) | ((w >> 2) & 0x1C1C1C1C). x stays E4M3 as given. Every product in the MMA
+// is then exact; the block scale stays out of it (rounding weight x scale to E4M3 would not be
+// exact) and multiplies each block's partial sum in FP32 afterwards.
+//
+// One wgmma, two scale blocks ("block-diagonal" B): a wgmma step covers 32 k = two 16-k scale
+// blocks X (k 0..15) and Y (16..31). In the register fragment of A (PTX ISA, wgmma register
+// fragments, 8-bit types: per warp as in mma.m16n8k32) lane (g, t) = (lane / 4, lane % 4) of
+// warp w holds rows 16 w + g and 16 w + g + 8 at the K positions 4t..4t+3 and 16+4t..16+4t+3;
+// here it puts the even and the odd k of word t of each row there (k 8t..8t+7: block X for
+// t < 2, Y for t >= 2). B has 16 columns (8 for items of at most 4 tokens): column n holds
+// token n % 4 + 4 (n / 8) at the positions of block X (n % 8 < 4) or Y (n % 8 >= 4), and zeros
+// at the other block's. So every D value sums exactly one block, and lane (g, t)'s D values
+// (columns 2t, 2t+1 and 8+2t, 8+2t+1) all belong to its own block (X for t < 2), which it
+// scales with the two scales (rows g, g + 8) it reads itself. wgmma runs with scale-d = 0 and
+// the FP32 accumulators take D x scale (FFMA). At the end of an item lanes t and t ^ 2 (blocks
+// X and Y, the same tokens) add their sums.
+// Stage = 256 k of 64 rows: two TMA boxes of 128 k (64 bytes a row, 64-byte swizzle, so that
+// the lanes' 4-byte reads of one step hit 32 banks) and the 16 scales of each row; the
+// warpgroup's thread 0 keeps kStages - 1 stages in flight across item boundaries. B for a
+// stage (8 steps x 16 columns x 32 bytes, 128-byte swizzle, K-major) is written by the 128
+// threads (16 bytes of x each, loaded one stage ahead) into one of two buffers whose zeros were
+// written once; a block barrier then publishes it (and frees the ring stage the previous stage
+// read). Work item = (expert, chunk of at most 8 of its rows, 64 weight rows), listed
+// chunk-major; every block is one warpgroup and an independent worker (items block id,
+// + grid, ...). Needs K % 256 == 0 and 16-byte aligned x, w and scales.
+namespace decode {
+
+constexpr int kThreads = 128;    // one warpgroup
+constexpr int kBlocksPerSm = 5;  // 20 warps per SM
+constexpr int kRowsT = 8;        // tokens per item at most (B: 16 columns)
+constexpr int kNB = 2;           // wgmma steps in flight + 1
+static_assert(kNB == 2 || kNB == 4, "the step ring indexes with j & (kNB - 1)");
+constexpr int kTileN = 64;                                // weight rows per item
+constexpr int kIterK = 128;                               // K per TMA box: 64 bytes a row
+constexpr int kStages = 3;                                // ring stages (kStages - 1 in flight)
+constexpr int kStageK = 2 * kIterK;                       // K per stage: two boxes
+constexpr int kBoxBytes = kTileN * kIterK / 2;            // 4 KB
+constexpr int kScaleBytes = kTileN * kStageK / 16;        // 1 KB
+constexpr int kStageBytes = 2 * kBoxBytes + kScaleBytes;  // 9 KB
+constexpr int kBBytes = 16 * kStageK;                     // B of one stage: 4 KB
+constexpr int kSmemBytes = kStages * kStageBytes + 2 * kBBytes + 64;  // + barriers
+constexpr int kMaxG = 1024;  // experts whose chunk prefix fits the shared table (G < kMaxG)
+static_assert(kMaxG <= 8 * kThreads, "the prefix scan gives each thread 8 experts");
+static_assert(kBoxBytes % 1024 == 0 && kStageBytes % 1024 == 0 && kBBytes % 1024 == 0,
+              "swizzled TMA boxes and B buffers stay 1024-byte aligned");
+static_assert(kBlocksPerSm * (kSmemBytes + 1024 + 4 * (kMaxG + 1 + 4) + 1024) <= 228 * 1024,
+              "kBlocksPerSm blocks (and the 1 KB each reserves) must fit in 228 KB per SM");
+
+__device__ __forceinline__ uint32_t lds_u32(uint32_t addr) {
+  uint32_t v;
+  asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(v) : "r"(addr));
+  return v;
+}
+__device__ __forceinline__ void sts_v2(uint32_t addr, uint32_t a, uint32_t b) {
+  asm volatile("st.shared.v2.u32 [%0], {%1, %2};\n" ::"r"(addr), "r"(a), "r"(b) : "memory");
+}
+__device__ __forceinline__ void sts_zero16(uint32_t addr) {
+  asm volatile("st.shared.v4.u32 [%0], {%1, %1, %1, %1};\n" ::"r"(addr), "r"(0) : "memory");
+}
+// PTX ISA "membar/fence": generic-proxy writes to shared memory visible to the async proxy
+// (wgmma reads B through it).
+__device__ __forceinline__ void fence_proxy_async_smem() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
+// Eight E2M1 nibbles (k 0..7) -> E4M3 codes of value * 2^-6 (exact): k 0, 2, 4, 6 and k 1, 3, 5, 7.
+__device__ __forceinline__ uint32_t e2m1_even_to_e4m3(uint32_t w) {
+  return ((w << 4) & 0x80808080u) | ((w << 2) & 0x1C1C1C1Cu);
+}
+__device__ __forceinline__ uint32_t e2m1_odd_to_e4m3(uint32_t w) {
+  return (w & 0x80808080u) | ((w >> 2) & 0x1C1C1C1Cu);
+}
+// The E4M3 code in the low byte of halfword `half` of `codes` -> FP32 (exact).
+__device__ __forceinline__ float e4m3_lo_to_f32(uint32_t codes, int half) {
+  const __half2_raw h = __nv_cvt_fp8x2_to_halfraw2(
+      static_cast<__nv_fp8x2_storage_t>(half ? codes >> 16 : codes & 0xFFFFu), __NV_E4M3);
+  __half_raw r;
+  r.x = h.x;
+  return __half2float(__half(r));
+}
+
+// PTX ISA "wgmma.mma_async" (sm_90a), E4M3 x E4M3 -> FP32, A from registers, B by descriptor,
+// scale-d = 0 (D = A x B). kN = 8 or 16.
+template <int kN>
+__device__ __forceinline__ void wgmma_e4m3(float (&d)[8], const uint32_t (&a)[4], uint64_t desc);
+template <>
+__device__ __forceinline__ void wgmma_e4m3<16>(float (&d)[8], const uint32_t (&a)[4],
+                                               uint64_t desc) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %13, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n16k32.f32.e4m3.e4m3 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7}, {%8, %9, %10, %11}, %12, p, 1, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+        "+f"(d[7])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(0));
+}
+template <>
+__device__ __forceinline__ void wgmma_e4m3<8>(float (&d)[8], const uint32_t (&a)[4],
+                                              uint64_t desc) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %9, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n8k32.f32.e4m3.e4m3 "
+      "{%0, %1, %2, %3}, {%4, %5, %6, %7}, %8, p, 1, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(0));
+}
+// Keeps the compiler from reading D or reusing A's registers above a wgmma_wait.
+__device__ __forceinline__ void fence_step(float (&d)[8], uint32_t (&a)[4]) {
+  asm volatile(""
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+                 "+f"(d[7]), "+r"(a[0]), "+r"(a[1]), "+r"(a[2]), "+r"(a[3])
+               :
+               : "memory");
+}
+
+struct Item {
+  int g, row0, rows, tile;
+};
+// Item `item` (< the item count): the last expert whose first chunk is <= its chunk is the
+// item's (that expert is non-empty).
+__device__ __forceinline__ Item item_of(int item, const int* chunk_start, const int* offsets, int G,
+                                        int n_tiles) {
+  const int chunk = item / n_tiles;
+  int lo = 0, hi = G - 1;
+  while (lo < hi) {
+    const int mid = (lo + hi + 1) / 2;
+    if (chunk_start[mid] <= chunk)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  Item r;
+  r.g = lo;
+  r.row0 = __ldg(offsets + lo) + (chunk - chunk_start[lo]) * kRowsT;
+  r.rows = min(kRowsT, __ldg(offsets + lo + 1) - r.row0);
+  r.tile = item - chunk * n_tiles;
+  return r;
+}
+
+// Row coordinate (in the (G N) x ... tensor maps) of item `item`'s 64 weight rows; rows past
+// the expert's N belong to the next expert or lie past the end (TMA fills zeros): they are
+// computed, never stored.
+__device__ __forceinline__ int row_coord(int item, const int* chunk_start, const int* offsets,
+                                         int G, int n_tiles, int N) {
+  const Item it = item_of(item, chunk_start, offsets, G, n_tiles);
+  return it.g * N + it.tile * kTileN;
+}
+
+// Byte offset of (B column n, K byte kb of a 128-k row) in a 16-column, 128-byte-swizzled,
+// K-major B chunk (two 8-row atoms of 1 KB).
+__device__ __forceinline__ uint32_t b_offset(int n, int kb) {
+  return (n >> 3) * 1024 + (n & 7) * 128 + ((((kb >> 4) ^ n) & 7) << 4) + (kb & 15);
+}
+// The wgmma descriptor of a 128-byte-swizzled K-major tile at `addr` (8-row groups 1 KB
+// apart; PTX ISA "Matrix Descriptor Format").
+__device__ __forceinline__ uint64_t sw128_desc(uint32_t addr) {
+  return static_cast<uint64_t>((addr & 0x3FFFF) >> 4) | (1ull << 16) |
+         (static_cast<uint64_t>(1024 >> 4) << 32) | (1ull << 62);
+}
+
+__global__ void __launch_bounds__(kThreads, kBlocksPerSm)
+    w4a8_decode_kernel(const __grid_constant__ CUtensorMap tmap_w,
+                       const __grid_constant__ CUtensorMap tmap_s, const uint8_t* __restrict__ x,
+                       const float* __restrict__ x_scales, const float* __restrict__ w_global,
+                       const int* __restrict__ offsets, __nv_bfloat16* __restrict__ y, int N, int K,
+                       int G) {
+  extern __shared__ uint8_t dyn_smem[];   // kSmemBytes + 1024 (aligned to 1024 here)
+  __shared__ int chunk_start[kMaxG + 1];  // exclusive prefix of ceil(rows_g / kRowsT)
+  __shared__ int warp_sums[4];
+  const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+
+  // Chunk prefix: thread i sums experts 8i .. 8i + 7, then a block scan of the 128 sums.
+  int local[8], sum = 0;
+#pragma unroll
+  for (int j = 0; j < 8; ++j) {
+    const int g = 8 * tid + j;
+    const int rows = g < G ? __ldg(offsets + g + 1) - __ldg(offsets + g) : 0;
+    local[j] = (rows + kRowsT - 1) / kRowsT;
+    sum += local[j];
+  }
+  int incl = sum;
+#pragma unroll
+  for (int d = 1; d < 32; d <<= 1) {
+    const int v = __shfl_up_sync(0xFFFFFFFFu, incl, d);
+    if (lane >= d) incl += v;
+  }
+  if (lane == 31) warp_sums[warp] = incl;
+  __syncthreads();
+  int before = incl - sum;
+  for (int i = 0; i < warp; ++i) before += warp_sums[i];
+#pragma unroll
+  for (int j = 0; j < 8; ++j) {
+    const int g = 8 * tid + j;
+    if (g <= G) chunk_start[g] = before;
+    before += local[j];
+  }
+
+  const int n_tiles = (N + kTileN - 1) / kTileN, stages_per_item = K / kStageK;
+  const uint32_t smem =
+      (static_cast<uint32_t>(__cvta_generic_to_shared(dyn_smem)) + 1023u) & ~1023u;
+  const uint32_t ring = smem, bbuf = smem + kStages * kStageBytes;
+  const uint32_t bars = bbuf + 2 * kBBytes;
+  // B's zeros, written once: every byte of both buffers (the data bytes are rewritten per stage).
+  for (int i = tid; i < 2 * kBBytes / 16; i += kThreads) sts_zero16(bbuf + 16 * i);
+  if (tid == 0) {
+    for (int s = 0; s < kStages; ++s) mbar_init(bars + 8 * s, 1);
+    fence_barrier_init();
+  }
+  __syncthreads();
+  const int items = chunk_start[G] * n_tiles;
+  int item = blockIdx.x;
+  if (item >= items) return;
+
+  // The load cursor (thread 0's): item, stage within the item, row coordinate.
+  int l_item = item, l_st = 0, l_y = 0;
+  if (tid == 0) l_y = row_coord(l_item, chunk_start, offsets, G, n_tiles, N);
+  auto issue_stage = [&](int slot) {
+    if (l_item < items) {
+      const uint32_t st = ring + slot * kStageBytes, bar = bars + 8 * slot;
+      mbar_arrive_expect_tx(bar, kStageBytes);
+      tma_load_2d(st, &tmap_w, bar, l_st * (kStageK / 2), l_y);
+      tma_load_2d(st + kBoxBytes, &tmap_w, bar, l_st * (kStageK / 2) + kIterK / 2, l_y);
+      tma_load_2d(st + 2 * kBoxBytes, &tmap_s, bar, l_st * (kStageK / 16), l_y);
+      if (++l_st == stages_per_item) {
+        l_st = 0;
+        l_item += gridDim.x;
+        if (l_item < items) l_y = row_coord(l_item, chunk_start, offsets, G, n_tiles, N);
+      }
+    }
+  };
+  if (tid == 0)
+    for (int s = 0; s < kStages - 1; ++s) issue_stage(s);
+
+  const int g_lane = lane / 4, t = lane % 4, pb = t / 2;
+  const int r_a = 16 * warp + g_lane;  // this lane's weight rows r_a, r_a + 8 of the tile
+  const int rsw = (g_lane >> 1) & 3;   // the 64-byte swizzle of those rows' 16-byte chunks
+  // B writer role: token bt, 16-byte piece bp of the stage's 256 x bytes (block bp % 2 of step
+  // bp / 2: K positions 8 (bp % 2) .. +7 and 16 + 8 (bp % 2) .. +7 of column bt % 4 +
+  // 4 (bp % 2) + 8 (bt / 4)).
+  const int bt = tid / 16, bp = tid % 16;
+  const int bn = (bt & 3) + 4 * (bp & 1) + 8 * (bt >> 2);
+  const uint32_t b_lo = b_offset(bn, 32 * ((bp >> 1) & 3) + 8 * (bp & 1));
+  const uint32_t b_hi = b_offset(bn, 32 * ((bp >> 1) & 3) + 16 + 8 * (bp & 1));
+  const uint32_t b_chunk = (bp >> 3) * 2048;  // steps 4..7 of the stage: the second 128-k chunk
+
+  int slot = 0;         // the ring stage the math reads next
+  uint32_t phases = 0;  // bit s: the parity ring stage s completes next
+  int bsel = 0;         // the B buffer of the next stage
+  for (;;) {
+    const Item cur = item_of(item, chunk_start, offsets, G, n_tiles);
+    auto run_item = [&](auto width) {
+      constexpr int kN = decltype(width)::value;  // 8: at most 4 tokens
+      const bool wide = kN == 16;
+      const uint8_t* const xrow =
+          x + static_cast<size_t>(cur.row0 + min(bt, cur.rows - 1)) * K + 16 * bp;
+      const bool writer = wide || bt < 4;
+      uint4 xv = make_uint4(0u, 0u, 0u, 0u);
+      if (writer) xv = __ldg(reinterpret_cast<const uint4*>(xrow));
+      float acc[8] = {};
+      // The wgmma pipeline runs across stages, kNB - 1 steps deep: step j's D is scaled into
+      // acc after step j + kNB - 1 is issued (the item's first kNB - 1 "previous steps" add
+      // D x 0: the scale queue starts at zero).
+      float dd[kNB][8] = {};
+      uint32_t aa[kNB][4] = {};
+      float sqa[kNB] = {}, sqb[kNB] = {};
+      auto scale_into_acc = [&](int b) {
+#pragma unroll
+        for (int h = 0; h < kN / 8; ++h) {
+          acc[4 * h + 0] = fmaf(dd[b][4 * h + 0], sqa[b], acc[4 * h + 0]);
+          acc[4 * h + 1] = fmaf(dd[b][4 * h + 1], sqa[b], acc[4 * h + 1]);
+          acc[4 * h + 2] = fmaf(dd[b][4 * h + 2], sqb[b], acc[4 * h + 2]);
+          acc[4 * h + 3] = fmaf(dd[b][4 * h + 3], sqb[b], acc[4 * h + 3]);
+        }
+      };
+#pragma unroll 1
+      for (int s = 0; s < stages_per_item; ++s) {
+        // B of this stage: even and odd bytes of this thread's 8 + 8 x bytes.
+        const uint32_t bb = bbuf + bsel * kBBytes;
+        if (writer) {
+          sts_v2(bb + b_chunk + b_lo, __byte_perm(xv.x, xv.y, 0x6420),
+                 __byte_perm(xv.z, xv.w, 0x6420));
+          sts_v2(bb + b_chunk + b_hi, __byte_perm(xv.x, xv.y, 0x7531),
+                 __byte_perm(xv.z, xv.w, 0x7531));
+          if (s + 1 < stages_per_item)
+            xv = __ldg(reinterpret_cast<const uint4*>(xrow + (s + 1) * kStageK));
+        }
+        fence_proxy_async_smem();
+        mbar_wait(bars + 8 * slot, (phases >> slot) & 1u);
+        phases ^= 1u << slot;
+        // Every thread has written its B and finished reading the previous ring stage.
+        __syncthreads();
+        if (tid == 0) issue_stage(slot == 0 ? kStages - 1 : slot - 1);
+        const uint32_t st = ring + slot * kStageBytes;
+        slot = slot == kStages - 1 ? 0 : slot + 1;
+        bsel ^= 1;
+
+        // Scales of rows r_a, r_a + 8: byte 2 j + pb (step j, this lane's block) moved to byte
+        // 2 (j % 2) of word j / 2.
+        const uint4 sa = lds128(st + 2 * kBoxBytes + 16 * r_a);
+        const uint4 sb = lds128(st + 2 * kBoxBytes + 16 * (r_a + 8));
+        const int sh = 8 * pb;
+        const uint32_t sca[4] = {sa.x >> sh, sa.y >> sh, sa.z >> sh, sa.w >> sh};
+        const uint32_t scb[4] = {sb.x >> sh, sb.y >> sh, sb.z >> sh, sb.w >> sh};
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {
+          // Word t of step j's 16 bytes in rows r_a, r_a + 8 (box j / 4, 16-byte chunk j % 4,
+          // swizzled).
+          const uint32_t wa =
+              lds_u32(st + (j >> 2) * kBoxBytes + 64 * r_a + ((((j & 3) ^ rsw)) << 4) + 4 * t);
+          const uint32_t wb = lds_u32(st + (j >> 2) * kBoxBytes + 64 * (r_a + 8) +
+                                      ((((j & 3) ^ rsw)) << 4) + 4 * t);
+          constexpr int kMask = kNB - 1;
+          uint32_t(&a)[4] = aa[j & kMask];
+          a[0] = e2m1_even_to_e4m3(wa);
+          a[1] = e2m1_even_to_e4m3(wb);
+          a[2] = e2m1_odd_to_e4m3(wa);
+          a[3] = e2m1_odd_to_e4m3(wb);
+          wgmma_fence(a);
+          wgmma_e4m3<kN>(dd[j & kMask], a, sw128_desc(bb + (j >> 2) * 2048 + 32 * (j & 3)));
+          wgmma_commit();
+          sqa[j & kMask] = e4m3_lo_to_f32(sca[j >> 1], j & 1);
+          sqb[j & kMask] = e4m3_lo_to_f32(scb[j >> 1], j & 1);
+          wgmma_wait<kNB - 1>();  // the oldest step in flight is done
+          const int old = (j + 1) & kMask;
+          fence_step(dd[old], aa[old]);
+          scale_into_acc(old);
+        }
+      }
+      wgmma_wait<0>();
+#pragma unroll
+      for (int i = 2; i <= kNB; ++i) {  // the last kNB - 1 steps, oldest first
+        const int b = (8 + i - 1) & (kNB - 1);
+        fence_step(dd[b], aa[b]);
+        scale_into_acc(b);
+      }
+      // acc[4 h + e]: rows r_a (e < 2), r_a + 8, token 4 h + 2 (t % 2) + e % 2, over this lane's
+      // blocks; lane t ^ 2 holds the other blocks. Lanes t < 2 store.
+      const float wg = __ldg(w_global + cur.g) * 64.f;  // the weights' 2^-6
+      const int n = cur.tile * kTileN + r_a;
+#pragma unroll
+      for (int e = 0; e < kN / 2; ++e) acc[e] += __shfl_xor_sync(0xFFFFFFFFu, acc[e], 2);
+      if (pb == 0) {
+#pragma unroll
+        for (int h = 0; h < kN / 8; ++h)
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            const int tok = 4 * h + 2 * t + e;
+            if (tok < cur.rows) {
+              const int row = cur.row0 + tok;
+              const float sc = __ldg(x_scales + row) * wg;
+              __nv_bfloat16* const out = y + static_cast<size_t>(row) * N;
+              if (n < N) out[n] = __float2bfloat16_rn(acc[4 * h + e] * sc);
+              if (n + 8 < N) out[n + 8] = __float2bfloat16_rn(acc[4 * h + 2 + e] * sc);
+            }
+          }
+      }
+    };
+    if (cur.rows <= 4)
+      run_item(std::integral_constant<int, 8>());
+    else
+      run_item(std::integral_constant<int, 16>());
+    item += gridDim.x;
+    if (item >= items) break;
+  }
+}
+
+}  // namespace decode
+
+bool aligned(const void* p, uintptr_t n) {
+  return (reinterpret_cast<uintptr_t>(p) % n) == 0;
+}
+
+// ----------------------------------------------------------------------------------------
+// Scratch cache: the only mutable state of this file. Holds the x_h buffer (grown, never
+// shrunk), the TMA descriptor for its current (pointer, T, K), and the one-time kernel
+// attribute, SM count and driver entry point.
+using EncodeTiledFn = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*,
+                                   const cuuint64_t*, const cuuint64_t*, const cuuint32_t*,
+                                   const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle,
+                                   CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+struct ScratchCache {
+  __half* x_h = nullptr;
+  size_t x_h_bytes = 0;
+  CUtensorMap map;
+  const void* map_ptr = nullptr;
+  int map_T = 0, map_K = 0;
+  EncodeTiledFn encode = nullptr;
+  bool smem_configured = false;
+  int sm_count = 0;
+  int decode_blocks_per_sm = 0;
+  CUtensorMap dmap_w, dmap_s;  // the decode kernel's maps of w and w_scales, for:
+  const void *dmap_w_ptr = nullptr, *dmap_s_ptr = nullptr;
+  long long dmap_rows = 0;
+  int dmap_K = 0;
+};
+ScratchCache g_scratch;
+
+bool query_sm_count() {
+  ScratchCache& sc = g_scratch;
+  if (sc.sm_count == 0) {
+    int dev = 0, count = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
+        count <= 0)
+      return false;
+    sc.sm_count = count;
+  }
+  return true;
+}
+
+// x_h holds at least T x K halves. False on failure.
+bool ensure_x_h(int T, int K) {
+  ScratchCache& sc = g_scratch;
+  const size_t need = static_cast<size_t>(T) * K * sizeof(__half);
+  if (need > sc.x_h_bytes) {
+    if (sc.x_h) cudaFree(sc.x_h);
+    sc.x_h = nullptr;
+    sc.x_h_bytes = 0;
+    if (cudaMalloc(&sc.x_h, need) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return false;
+    }
+    sc.x_h_bytes = need;
+  }
+  return true;
+}
+
+bool query_encode() {
+  ScratchCache& sc = g_scratch;
+  if (!sc.encode) {
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult q;
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault,
+                                         &q) != cudaSuccess ||
+        q != cudaDriverEntryPointSuccess || !fn)
+      return false;
+    sc.encode = reinterpret_cast<EncodeTiledFn>(fn);
+  }
+  return true;
+}
+
+// A 2D uint8 map of `rows` x `cols` bytes (row pitch `cols`, a multiple of 16), box
+// box_cols x box_rows, zeros past the end. False on failure.
+bool encode_bytes_map(CUtensorMap* map, const void* ptr, long long rows, int cols, int box_cols,
+                      int box_rows, CUtensorMapSwizzle swizzle) {
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(cols)};
+  const cuuint32_t box[2] = {static_cast<cuuint32_t>(box_cols), static_cast<cuuint32_t>(box_rows)};
+  const cuuint32_t elem_strides[2] = {1, 1};
+  return g_scratch.encode(map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, const_cast<void*>(ptr), dims,
+                          strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
+                          CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                          CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+// The decode kernel's tensor maps of w and w_scales and its resident blocks per SM (its
+// persistent grid). False on failure.
+bool prepare_decode(const uint8_t* w, const uint8_t* w_scales, int N, int K, int G) {
+  ScratchCache& sc = g_scratch;
+  if (!query_sm_count() || !query_encode()) return false;
+  const long long rows = static_cast<long long>(G) * N;
+  if (sc.dmap_w_ptr != w || sc.dmap_s_ptr != w_scales || sc.dmap_rows != rows || sc.dmap_K != K) {
+    sc.dmap_w_ptr = sc.dmap_s_ptr = nullptr;
+    if (!encode_bytes_map(&sc.dmap_w, w, rows, K / 2, decode::kIterK / 2, decode::kTileN,
+                          CU_TENSOR_MAP_SWIZZLE_64B) ||
+        !encode_bytes_map(&sc.dmap_s, w_scales, rows, K / 16, decode::kStageK / 16, decode::kTileN,
+                          CU_TENSOR_MAP_SWIZZLE_NONE))
+      return false;
+    sc.dmap_w_ptr = w;
+    sc.dmap_s_ptr = w_scales;
+    sc.dmap_rows = rows;
+    sc.dmap_K = K;
+  }
+  if (sc.decode_blocks_per_sm == 0) {
+    int blocks = 0;
+    if (cudaFuncSetAttribute(decode::w4a8_decode_kernel,
+                             cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             decode::kSmemBytes + 1024) != cudaSuccess ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, decode::w4a8_decode_kernel,
+                                                      decode::kThreads,
+                                                      decode::kSmemBytes + 1024) != cudaSuccess ||
+        blocks <= 0) {
+      (void)cudaGetLastError();
+      return false;
+    }
+    sc.decode_blocks_per_sm = blocks;
+  }
+  return true;
+}
+
+// Returns false on any failure (the caller then takes the general path).
+bool prepare_scratch(int T, int K) {
+  ScratchCache& sc = g_scratch;
+  if (!ensure_x_h(T, K) || !query_encode()) return false;
+  if (sc.map_ptr != sc.x_h || sc.map_T != T || sc.map_K != K) {
+    const cuuint64_t dims[2] = {static_cast<cuuint64_t>(K), static_cast<cuuint64_t>(T)};
+    const cuuint64_t strides[1] = {static_cast<cuuint64_t>(K) * sizeof(__half)};
+    const cuuint32_t box[2] = {kStageK, kBoxT};
+    const cuuint32_t elem_strides[2] = {1, 1};
+    if (sc.encode(&sc.map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, sc.x_h, dims, strides, box,
+                  elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                  CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS) {
+      sc.map_ptr = nullptr;
+      return false;
+    }
+    sc.map_ptr = sc.x_h;
+    sc.map_T = T;
+    sc.map_K = K;
+  }
+  if (!query_sm_count()) return false;
+  if (!sc.smem_configured) {
+    sc.smem_configured =
+        cudaFuncSetAttribute(w4a8_wgmma_grouped_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             kSmemBytes) == cudaSuccess;
+    if (!sc.smem_configured) return false;
+  }
+  return true;
+}
+
+// Launches `kernel` with programmatic stream serialization (PDL) on the legacy default
+// stream, so that its CTAs start (list their work, load their first weights) while the
+// prologue before it drains; each waits (griddepcontrol.wait) before its first read of x_h. If
+// the extended launch is refused, its error is cleared and the kernel is launched plainly.
+template <typename... Params, typename... Args>
+void launch_pdl(void (*kernel)(Params...), int grid, int threads, int smem, Args... args) {
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(grid);
+  cfg.blockDim = dim3(threads);
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = 0;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  if (cudaLaunchKernelEx(&cfg, kernel, args...) == cudaSuccess) return;
+  (void)cudaGetLastError();
+  kernel<<<grid, threads, smem>>>(args...);
+}
+
+}  // namespace
+
+// Launcher. All pointers are device pointers; everything runs on the legacy default stream.
+extern "C" void solve(const uint8_t* x, const float* x_scales, const uint8_t* w,
+                      const uint8_t* w_scales, const float* w_global, const int* group_offsets,
+                      __nv_bfloat16* y, int T, int N, int K, int G) {
+  if (T <= 0 || N <= 0 || G <= 0) return;
+  const bool vec_y = aligned(y, 16) && N % 8 == 0;
+  // Few rows per expert: the weights stream once through the decode kernel (whose item
+  // indices are 32-bit). It reads x as given: no prologue.
+  const long long decode_items = static_cast<long long>(T / decode::kRowsT + 1 + (T < G ? T : G)) *
+                                 ((N + decode::kTileN - 1) / decode::kTileN);
+  if (K % decode::kStageK == 0 && G < decode::kMaxG && T <= 4 * G && decode_items < (1ll << 30) &&
+      aligned(x, 16) && aligned(w, 16) && aligned(w_scales, 16) &&
+      prepare_decode(w, w_scales, N, K, G)) {
+    const long long slots =
+        static_cast<long long>(g_scratch.sm_count) * g_scratch.decode_blocks_per_sm;
+    const int grid = static_cast<int>(decode_items < slots ? decode_items : slots);
+    decode::w4a8_decode_kernel<<<grid, decode::kThreads, decode::kSmemBytes + 1024>>>(
+        g_scratch.dmap_w, g_scratch.dmap_s, x, x_scales, w_global, group_offsets, y, N, K, G);
+    return;
+  }
+  const bool fast = K % kChunkK == 0 && (T + kTileT - 1) / kTileT + G <= kMaxRowTiles &&
+                    aligned(x, 16) && aligned(w, 16) && aligned(w_scales, 4);
+  if (!fast || !prepare_scratch(T, K)) {
+    general::launch_for(x, x_scales, w, w_scales, w_global, group_offsets, y, T, N, K, G);
+    return;
+  }
+  const long long chunks = static_cast<long long>(T) * (K / kChunkK);
+  const long long blocks = (chunks + kPrologueChunks - 1) / kPrologueChunks;
+  w4a8_x_to_f16_kernel<<<static_cast<unsigned>(blocks), kPrologueThreads>>>(x, g_scratch.x_h,
+                                                                            chunks);
+  // Token tiles are at most ceil(T / 256) + G; the grid never exceeds the work tiles.
+  const long long tiles =
+      static_cast<long long>((T + kTileT - 1) / kTileT + G) * ((N + kTileN - 1) / kTileN);
+  const int grid = static_cast<int>(tiles < g_scratch.sm_count ? tiles : g_scratch.sm_count);
+  launch_pdl(w4a8_wgmma_grouped_kernel, grid, kThreads, kSmemBytes, g_scratch.map, x_scales, w,
+             w_scales, w_global, group_offsets, y, N, K, G, vec_y);
+}
