@@ -1149,10 +1149,8 @@ __device__ __forceinline__ uint32_t e2m1_odd_to_e4m3(uint32_t w) {
 }
 // The E4M3 code in the low byte of halfword `half` of `codes` -> FP32 (exact).
 __device__ __forceinline__ float e4m3_lo_to_f32(uint32_t codes, int half) {
-  const __half2_raw h = __nv_cvt_fp8x2_to_halfraw2(
-      static_cast<__nv_fp8x2_storage_t>(half ? codes >> 16 : codes & 0xFFFFu), __NV_E4M3);
   __half_raw r;
-  r.x = h.x;
+  r.x = static_cast<unsigned short>(e4m3x2_to_f16x2(half ? codes >> 16 : codes) & 0xFFFFu);
   return __half2float(__half(r));
 }
 
@@ -1227,12 +1225,6 @@ __device__ __forceinline__ int row_coord(int item, const int* chunk_start, const
 // K-major B chunk (two 8-row atoms of 1 KB).
 __device__ __forceinline__ uint32_t b_offset(int n, int kb) {
   return (n >> 3) * 1024 + (n & 7) * 128 + ((((kb >> 4) ^ n) & 7) << 4) + (kb & 15);
-}
-// The wgmma descriptor of a 128-byte-swizzled K-major tile at `addr` (8-row groups 1 KB
-// apart; PTX ISA "Matrix Descriptor Format").
-__device__ __forceinline__ uint64_t sw128_desc(uint32_t addr) {
-  return static_cast<uint64_t>((addr & 0x3FFFF) >> 4) | (1ull << 16) |
-         (static_cast<uint64_t>(1024 >> 4) << 32) | (1ull << 62);
 }
 
 __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
@@ -1393,7 +1385,7 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
           a[2] = e2m1_odd_to_e4m3(wa);
           a[3] = e2m1_odd_to_e4m3(wb);
           wgmma_fence(a);
-          wgmma_e4m3<kN>(dd[j & kMask], a, sw128_desc(bb + (j >> 2) * 2048 + 32 * (j & 3)));
+          wgmma_e4m3<kN>(dd[j & kMask], a, sw128_kmajor_desc(bb + (j >> 2) * 2048 + 32 * (j & 3)));
           wgmma_commit();
           sqa[j & kMask] = e4m3_lo_to_f32(sca[j >> 1], j & 1);
           sqb[j & kMask] = e4m3_lo_to_f32(scb[j >> 1], j & 1);
