@@ -1098,8 +1098,10 @@ __global__ void __launch_bounds__(kThreads, 1)
 // threads (16 bytes of x each, loaded one stage ahead) into one of two buffers whose zeros were
 // written once; a block barrier then publishes it (and frees the ring stage the previous stage
 // read). Work item = (expert, chunk of at most 8 of its rows, 64 weight rows), listed
-// chunk-major; every block is one warpgroup and an independent worker (items block id,
-// + grid, ...). Needs K % 256 == 0 and 16-byte aligned x, w and scales.
+// chunk-major; every block is one warpgroup, starts with item block id and claims each next
+// item from a device counter, so that the last items spread over every SM's blocks (a fixed
+// share per block left a short last round on few SMs). Needs K % 256 == 0 and 16-byte aligned
+// x, w and scales.
 namespace decode {
 
 constexpr int kThreads = 128;    // one warpgroup
@@ -1147,10 +1149,10 @@ __device__ __forceinline__ uint32_t e2m1_even_to_e4m3(uint32_t w) {
 __device__ __forceinline__ uint32_t e2m1_odd_to_e4m3(uint32_t w) {
   return (w & 0x80808080u) | ((w >> 2) & 0x1C1C1C1Cu);
 }
-// The E4M3 code in the low byte of halfword `half` of `codes` -> FP32 (exact).
-__device__ __forceinline__ float e4m3_lo_to_f32(uint32_t codes, int half) {
+// Half `hi` of an FP16 pair -> FP32 (exact).
+__device__ __forceinline__ float f16x2_half_to_f32(uint32_t pair, int hi) {
   __half_raw r;
-  r.x = static_cast<unsigned short>(e4m3x2_to_f16x2(half ? codes >> 16 : codes) & 0xFFFFu);
+  r.x = static_cast<unsigned short>(hi ? pair >> 16 : pair & 0xFFFFu);
   return __half2float(__half(r));
 }
 
@@ -1231,11 +1233,12 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
     w4a8_decode_kernel(const __grid_constant__ CUtensorMap tmap_w,
                        const __grid_constant__ CUtensorMap tmap_s, const uint8_t* __restrict__ x,
                        const float* __restrict__ x_scales, const float* __restrict__ w_global,
-                       const int* __restrict__ offsets, __nv_bfloat16* __restrict__ y, int N, int K,
-                       int G) {
+                       const int* __restrict__ offsets, __nv_bfloat16* __restrict__ y,
+                       int* __restrict__ work, int N, int K, int G) {
   extern __shared__ uint8_t dyn_smem[];   // kSmemBytes + 1024 (aligned to 1024 here)
   __shared__ int chunk_start[kMaxG + 1];  // exclusive prefix of ceil(rows_g / kRowsT)
   __shared__ int warp_sums[4];
+  __shared__ int item_queue[4];  // the block's items in order, from thread 0's claims
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
 
   // Chunk prefix: thread i sums experts 8i .. 8i + 7, then a block scan of the 128 sums.
@@ -1277,12 +1280,19 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
   }
   __syncthreads();
   const int items = chunk_start[G] * n_tiles;
-  int item = blockIdx.x;
-  if (item >= items) return;
-
-  // The load cursor (thread 0's): item, stage within the item, row coordinate.
-  int l_item = item, l_st = 0, l_y = 0;
-  if (tid == 0) l_y = row_coord(l_item, chunk_start, offsets, G, n_tiles, N);
+  // Work items are claimed dynamically: block b starts with item b, and its thread 0 claims
+  // each further item (work[0] counts the claims past the first gridDim.x) one item before its
+  // loads start, so the claim's latency stays hidden; the block's items go to the math through
+  // item_queue. The last items thus go to whichever blocks are free first, on every SM, instead
+  // of a fixed share of blocks whose SMs then stream alone.
+  int l_item = blockIdx.x, l_st = 0, l_y = 0, l_next = items, l_count = 0;
+  if (tid == 0) {
+    item_queue[0] = l_item;
+    if (l_item < items) {
+      l_y = row_coord(l_item, chunk_start, offsets, G, n_tiles, N);
+      l_next = atomicAdd(work, 1) + static_cast<int>(gridDim.x);
+    }
+  }
   auto issue_stage = [&](int slot) {
     if (l_item < items) {
       const uint32_t st = ring + slot * kStageBytes, bar = bars + 8 * slot;
@@ -1292,13 +1302,22 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
       tma_load_2d(st + 2 * kBoxBytes, &tmap_s, bar, l_st * (kStageK / 16), l_y);
       if (++l_st == stages_per_item) {
         l_st = 0;
-        l_item += gridDim.x;
-        if (l_item < items) l_y = row_coord(l_item, chunk_start, offsets, G, n_tiles, N);
+        l_item = l_next;
+        item_queue[++l_count & 3] = l_item;
+        if (l_item < items) {
+          l_y = row_coord(l_item, chunk_start, offsets, G, n_tiles, N);
+          l_next = atomicAdd(work, 1) + static_cast<int>(gridDim.x);
+        }
       }
     }
   };
   if (tid == 0)
     for (int s = 0; s < kStages - 1; ++s) issue_stage(s);
+  // item_queue[q & 3] (the block's item q) is written when thread 0 issues the last stage of
+  // item q - 1, at least one block barrier before the math starts item q; the math is at most
+  // kStages - 1 <= 3 items behind, so the 4 entries are never overwritten early.
+  static_assert(kStages - 1 < 4, "item_queue holds the items in flight");
+  __syncthreads();
 
   const int g_lane = lane / 4, t = lane % 4, pb = t / 2;
   const int r_a = 16 * warp + g_lane;  // this lane's weight rows r_a, r_a + 8 of the tile
@@ -1315,7 +1334,10 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
   int slot = 0;         // the ring stage the math reads next
   uint32_t phases = 0;  // bit s: the parity ring stage s completes next
   int bsel = 0;         // the B buffer of the next stage
-  for (;;) {
+  const uint64_t bdesc0 = sw128_kmajor_desc(bbuf), bdesc1 = sw128_kmajor_desc(bbuf + kBBytes);
+  for (int q = 0;; ++q) {
+    const int item = item_queue[q & 3];
+    if (item >= items) break;
     const Item cur = item_of(item, chunk_start, offsets, G, n_tiles);
     auto run_item = [&](auto width) {
       constexpr int kN = decltype(width)::value;  // 8: at most 4 tokens
@@ -1326,9 +1348,8 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
       uint4 xv = make_uint4(0u, 0u, 0u, 0u);
       if (writer) xv = __ldg(reinterpret_cast<const uint4*>(xrow));
       float acc[8] = {};
-      // The wgmma pipeline runs across stages, kNB - 1 steps deep: step j's D is scaled into
-      // acc after step j + kNB - 1 is issued (the item's first kNB - 1 "previous steps" add
-      // D x 0: the scale queue starts at zero).
+      // The wgmma pipeline runs kNB - 1 steps deep within a stage: step j's D is scaled into
+      // acc after step j + kNB - 1 is issued, and the stage's last steps after its wait<0>.
       float dd[kNB][8] = {};
       uint32_t aa[kNB][4] = {};
       float sqa[kNB] = {}, sqb[kNB] = {};
@@ -1345,6 +1366,7 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
       for (int s = 0; s < stages_per_item; ++s) {
         // B of this stage: even and odd bytes of this thread's 8 + 8 x bytes.
         const uint32_t bb = bbuf + bsel * kBBytes;
+        const uint64_t bdesc = bsel ? bdesc1 : bdesc0;
         if (writer) {
           sts_v2(bb + b_chunk + b_lo, __byte_perm(xv.x, xv.y, 0x6420),
                  __byte_perm(xv.z, xv.w, 0x6420));
@@ -1363,13 +1385,19 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
         slot = slot == kStages - 1 ? 0 : slot + 1;
         bsel ^= 1;
 
-        // Scales of rows r_a, r_a + 8: byte 2 j + pb (step j, this lane's block) moved to byte
-        // 2 (j % 2) of word j / 2.
+        // Scales of rows r_a, r_a + 8 (byte 2 j + pb: step j, this lane's block), gathered four
+        // steps to a word and converted two steps at a time: FP16 pair j / 2, half j % 2.
         const uint4 sa = lds128(st + 2 * kBoxBytes + 16 * r_a);
         const uint4 sb = lds128(st + 2 * kBoxBytes + 16 * (r_a + 8));
-        const int sh = 8 * pb;
-        const uint32_t sca[4] = {sa.x >> sh, sa.y >> sh, sa.z >> sh, sa.w >> sh};
-        const uint32_t scb[4] = {sb.x >> sh, sb.y >> sh, sb.z >> sh, sb.w >> sh};
+        const uint32_t sel = pb ? 0x7531u : 0x6420u;
+        const uint32_t ga[2] = {__byte_perm(sa.x, sa.y, sel), __byte_perm(sa.z, sa.w, sel)};
+        const uint32_t gb[2] = {__byte_perm(sb.x, sb.y, sel), __byte_perm(sb.z, sb.w, sel)};
+        uint32_t fa[4], fb[4];
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          fa[i] = e4m3x2_to_f16x2(i & 1 ? ga[i >> 1] >> 16 : ga[i >> 1]);
+          fb[i] = e4m3x2_to_f16x2(i & 1 ? gb[i >> 1] >> 16 : gb[i >> 1]);
+        }
 #pragma unroll
         for (int j = 0; j < 8; ++j) {
           // Word t of step j's 16 bytes in rows r_a, r_a + 8 (box j / 4, 16-byte chunk j % 4,
@@ -1385,22 +1413,27 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
           a[2] = e2m1_odd_to_e4m3(wa);
           a[3] = e2m1_odd_to_e4m3(wb);
           wgmma_fence(a);
-          wgmma_e4m3<kN>(dd[j & kMask], a, sw128_kmajor_desc(bb + (j >> 2) * 2048 + 32 * (j & 3)));
+          // B of step j: 128-k chunk j / 4, 32 bytes in (the descriptor's address field counts
+          // 16-byte units).
+          wgmma_e4m3<kN>(dd[j & kMask], a, bdesc + ((j >> 2) * 2048 + 32 * (j & 3)) / 16);
           wgmma_commit();
-          sqa[j & kMask] = e4m3_lo_to_f32(sca[j >> 1], j & 1);
-          sqb[j & kMask] = e4m3_lo_to_f32(scb[j >> 1], j & 1);
-          wgmma_wait<kNB - 1>();  // the oldest step in flight is done
-          const int old = (j + 1) & kMask;
-          fence_step(dd[old], aa[old]);
-          scale_into_acc(old);
+          sqa[j & kMask] = f16x2_half_to_f32(fa[j >> 1], j & 1);
+          sqb[j & kMask] = f16x2_half_to_f32(fb[j >> 1], j & 1);
+          if (j >= kNB - 1) {
+            wgmma_wait<kNB - 1>();  // the oldest step in flight is done
+            const int old = (j + 1) & kMask;
+            fence_step(dd[old], aa[old]);
+            scale_into_acc(old);
+          }
         }
-      }
-      wgmma_wait<0>();
+        // The stage's last kNB - 1 steps, oldest first. (Steps left in flight across the loop's
+        // back edge make ptxas serialize every wgmma: warning C7514.)
+        wgmma_wait<0>();
 #pragma unroll
-      for (int i = 2; i <= kNB; ++i) {  // the last kNB - 1 steps, oldest first
-        const int b = (8 + i - 1) & (kNB - 1);
-        fence_step(dd[b], aa[b]);
-        scale_into_acc(b);
+        for (int i = 9 - kNB; i < 8; ++i) {
+          fence_step(dd[i & (kNB - 1)], aa[i & (kNB - 1)]);
+          scale_into_acc(i & (kNB - 1));
+        }
       }
       // acc[4 h + e]: rows r_a (e < 2), r_a + 8, token 4 h + 2 (t % 2) + e % 2, over this lane's
       // blocks; lane t ^ 2 holds the other blocks. Lanes t < 2 store.
@@ -1428,8 +1461,15 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
       run_item(std::integral_constant<int, 8>());
     else
       run_item(std::integral_constant<int, 16>());
-    item += gridDim.x;
-    if (item >= items) break;
+  }
+  // The last block out resets the claim count for the next call: every block's claims came
+  // before its exit count.
+  if (tid == 0) {
+    __threadfence();
+    if (atomicAdd(work + 1, 1) == static_cast<int>(gridDim.x) - 1) {
+      work[0] = 0;
+      work[1] = 0;
+    }
   }
 }
 
@@ -1461,6 +1501,9 @@ struct ScratchCache {
   const void *dmap_w_ptr = nullptr, *dmap_s_ptr = nullptr;
   long long dmap_rows = 0;
   int dmap_K = 0;
+  // The decode kernel's work counters: claims and exits (zero between calls: the last block to
+  // exit resets both).
+  int* work = nullptr;
 };
 ScratchCache g_scratch;
 
@@ -1554,6 +1597,18 @@ bool prepare_decode(const uint8_t* w, const uint8_t* w_scales, int N, int K, int
     }
     sc.decode_blocks_per_sm = blocks;
   }
+  if (!sc.work) {
+    if (cudaMalloc(&sc.work, 2 * sizeof(int)) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return false;
+    }
+    if (cudaMemset(sc.work, 0, 2 * sizeof(int)) != cudaSuccess) {
+      (void)cudaGetLastError();
+      cudaFree(sc.work);
+      sc.work = nullptr;
+      return false;
+    }
+  }
   return true;
 }
 
@@ -1627,7 +1682,8 @@ extern "C" void solve(const uint8_t* x, const float* x_scales, const uint8_t* w,
         static_cast<long long>(g_scratch.sm_count) * g_scratch.decode_blocks_per_sm;
     const int grid = static_cast<int>(decode_items < slots ? decode_items : slots);
     decode::w4a8_decode_kernel<<<grid, decode::kThreads, decode::kSmemBytes + 1024>>>(
-        g_scratch.dmap_w, g_scratch.dmap_s, x, x_scales, w_global, group_offsets, y, N, K, G);
+        g_scratch.dmap_w, g_scratch.dmap_s, x, x_scales, w_global, group_offsets, y, g_scratch.work,
+        N, K, G);
     return;
   }
   const bool fast = K % kChunkK == 0 && (T + kTileT - 1) / kTileT + G <= kMaxRowTiles &&
