@@ -123,8 +123,9 @@ INSTANTIATE_TEST_SUITE_P(W4a8, GpuW4a8Solutions,
 // N % 16 == 0): N tails (the TMA boxes of wgmma_ring_decode.cu, 16 rows, and of
 // wgmma_fp8_decode.cu, 64 rows, then run into the next expert's rows or past the end of w),
 // T = 1, one expert holding every row (8 token chunks: wgmma_fp8_decode.cu's 16-column items),
-// empty experts at both ends, N = 8. The shapes are in tests/data/w4a8_decode_shapes.json;
-// --action sweep checks every output of every call.
+// empty experts at both ends, N = 8, and more work items than resident blocks (each block
+// then takes several: wgmma_fp8_decode.cu claims them from a device counter). The shapes are
+// in tests/data/w4a8_decode_shapes.json; --action sweep checks every output of every call.
 class GpuW4a8DecodeShapes : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(GpuW4a8DecodeShapes, PassesEveryShape) {
