@@ -8,11 +8,12 @@
 //
 // Three paths, chosen on the host from T, N, K, G and pointer alignment (the offsets stay on
 // the device):
-//   decode  T <= 4 G, K % 256 == 0, G < 1024, 16-byte aligned x, w, w_scales: independent
-//           warpgroups stream each non-empty expert's weights (64 rows x up to 8 tokens per
-//           work item) through a 3-stage TMA ring, convert them to E4M3 in registers as the A
-//           operand of wgmma m64nNk32 (N = 8 or 16), with x as a "block-diagonal" B in shared
-//           memory so that every D value sums one scale block (see "Decode path").
+//   decode  T <= 4 G, K % 256 == 0, G < 1024, 16-byte aligned x, w, w_scales: one-warpgroup
+//           blocks, which share only a work counter, stream each non-empty expert's weights (64
+//           rows x up to 8 tokens per work item) through a 3-stage TMA ring each, convert them
+//           to E4M3 in registers as the A operand of wgmma m64nNk32 (N = 8 or 16), with x as a
+//           "block-diagonal" B in shared memory so that every D value sums one scale block (see
+//           "Decode path").
 //   wgmma   K % 256 == 0 (and 16-byte aligned x, w): a prologue converts x to FP16 in the K
 //           order of the nvfp4_matmul ladder, then a persistent kernel (1 TMA producer
 //           warpgroup, 2 consumer warpgroups) runs wgmma m64nNk16 over (token tile of up to
@@ -1091,8 +1092,8 @@ __global__ void __launch_bounds__(kThreads, 1)
 // scales with the two scales (rows g, g + 8) it reads itself. wgmma runs with scale-d = 0 and
 // the FP32 accumulators take D x scale (FFMA). At the end of an item lanes t and t ^ 2 (blocks
 // X and Y, the same tokens) add their sums.
-// Stage = 256 k of 64 rows: two TMA boxes of 128 k (64 bytes a row, 64-byte swizzle, so that
-// the lanes' 4-byte reads of one step hit 32 banks) and the 16 scales of each row; the
+// Stage = 256 k of 64 rows: one TMA box (128 bytes a row, 128-byte swizzle, so that the lanes'
+// 4-byte reads of one step hit 32 banks) and the 16 scales of each row; the
 // warpgroup's thread 0 keeps kStages - 1 stages in flight across item boundaries. B for a
 // stage (8 steps x 16 columns x 32 bytes, 128-byte swizzle, K-major) is written by the 128
 // threads (16 bytes of x each, loaded one stage ahead) into one of two buffers whose zeros were
@@ -1109,14 +1110,13 @@ constexpr int kBlocksPerSm = 5;  // 20 warps per SM
 constexpr int kRowsT = 8;        // tokens per item at most (B: 16 columns)
 constexpr int kNB = 2;           // wgmma steps in flight + 1
 static_assert(kNB == 2 || kNB == 4, "the step ring indexes with j & (kNB - 1)");
-constexpr int kTileN = 64;                                // weight rows per item
-constexpr int kIterK = 128;                               // K per TMA box: 64 bytes a row
-constexpr int kStages = 3;                                // ring stages (kStages - 1 in flight)
-constexpr int kStageK = 2 * kIterK;                       // K per stage: two boxes
-constexpr int kBoxBytes = kTileN * kIterK / 2;            // 4 KB
-constexpr int kScaleBytes = kTileN * kStageK / 16;        // 1 KB
-constexpr int kStageBytes = 2 * kBoxBytes + kScaleBytes;  // 9 KB
-constexpr int kBBytes = 16 * kStageK;                     // B of one stage: 4 KB
+constexpr int kTileN = 64;                            // weight rows per item
+constexpr int kStages = 3;                            // ring stages (kStages - 1 in flight)
+constexpr int kStageK = 256;                          // K per stage: 128 bytes a row
+constexpr int kBoxBytes = kTileN * kStageK / 2;       // 8 KB of weights
+constexpr int kScaleBytes = kTileN * kStageK / 16;    // 1 KB
+constexpr int kStageBytes = kBoxBytes + kScaleBytes;  // 9 KB
+constexpr int kBBytes = 16 * kStageK;                 // B of one stage: 4 KB
 constexpr int kSmemBytes = kStages * kStageBytes + 2 * kBBytes + 64;  // + barriers
 constexpr int kMaxG = 1024;  // experts whose chunk prefix fits the shared table (G < kMaxG)
 static_assert(kMaxG <= 8 * kThreads, "the prefix scan gives each thread 8 experts");
@@ -1143,11 +1143,20 @@ __device__ __forceinline__ void fence_proxy_async_smem() {
 }
 
 // Eight E2M1 nibbles (k 0..7) -> E4M3 codes of value * 2^-6 (exact): k 0, 2, 4, 6 and k 1, 3, 5, 7.
-__device__ __forceinline__ uint32_t e2m1_even_to_e4m3(uint32_t w) {
-  return ((w << 4) & 0x80808080u) | ((w << 2) & 0x1C1C1C1Cu);
+// A nibble's sign goes to bit 7 of its byte and its other three bits to bits 4..2. `sign` is
+// w & 0x88888888 (shared by both halves), so each half is one LOP3 of two shifted words:
+// (a & 0x1C1C1C1C) | (b & ~0x1C1C1C1C), where b holds only sign bits (those landing inside
+// 0x1C1C1C1C are masked off). Inline PTX keeps ptxas from re-deriving the three-operation form.
+__device__ __forceinline__ uint32_t select_1c(uint32_t a, uint32_t b) {
+  uint32_t d;
+  asm("lop3.b32 %0, %1, %2, %3, 0xE4;\n" : "=r"(d) : "r"(a), "r"(b), "r"(0x1C1C1C1Cu));
+  return d;
 }
-__device__ __forceinline__ uint32_t e2m1_odd_to_e4m3(uint32_t w) {
-  return (w & 0x80808080u) | ((w >> 2) & 0x1C1C1C1Cu);
+__device__ __forceinline__ uint32_t e2m1_even_to_e4m3(uint32_t w, uint32_t sign) {
+  return select_1c(w << 2, sign << 4);
+}
+__device__ __forceinline__ uint32_t e2m1_odd_to_e4m3(uint32_t w, uint32_t sign) {
+  return select_1c(w >> 2, sign);
 }
 // Half `hi` of an FP16 pair -> FP32 (exact).
 __device__ __forceinline__ float f16x2_half_to_f32(uint32_t pair, int hi) {
@@ -1298,8 +1307,7 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
       const uint32_t st = ring + slot * kStageBytes, bar = bars + 8 * slot;
       mbar_arrive_expect_tx(bar, kStageBytes);
       tma_load_2d(st, &tmap_w, bar, l_st * (kStageK / 2), l_y);
-      tma_load_2d(st + kBoxBytes, &tmap_w, bar, l_st * (kStageK / 2) + kIterK / 2, l_y);
-      tma_load_2d(st + 2 * kBoxBytes, &tmap_s, bar, l_st * (kStageK / 16), l_y);
+      tma_load_2d(st + kBoxBytes, &tmap_s, bar, l_st * (kStageK / 16), l_y);
       if (++l_st == stages_per_item) {
         l_st = 0;
         l_item = l_next;
@@ -1321,7 +1329,7 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
 
   const int g_lane = lane / 4, t = lane % 4, pb = t / 2;
   const int r_a = 16 * warp + g_lane;  // this lane's weight rows r_a, r_a + 8 of the tile
-  const int rsw = (g_lane >> 1) & 3;   // the 64-byte swizzle of those rows' 16-byte chunks
+  const int rsw = g_lane & 7;          // the 128-byte swizzle of those rows' 16-byte chunks
   // B writer role: token bt, 16-byte piece bp of the stage's 256 x bytes (block bp % 2 of step
   // bp / 2: K positions 8 (bp % 2) .. +7 and 16 + 8 (bp % 2) .. +7 of column bt % 4 +
   // 4 (bp % 2) + 8 (bt / 4)).
@@ -1341,10 +1349,9 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
     const Item cur = item_of(item, chunk_start, offsets, G, n_tiles);
     auto run_item = [&](auto width) {
       constexpr int kN = decltype(width)::value;  // 8: at most 4 tokens
-      const bool wide = kN == 16;
       const uint8_t* const xrow =
           x + static_cast<size_t>(cur.row0 + min(bt, cur.rows - 1)) * K + 16 * bp;
-      const bool writer = wide || bt < 4;
+      const bool writer = kN == 16 || bt < 4;
       uint4 xv = make_uint4(0u, 0u, 0u, 0u);
       if (writer) xv = __ldg(reinterpret_cast<const uint4*>(xrow));
       float acc[8] = {};
@@ -1387,8 +1394,8 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
 
         // Scales of rows r_a, r_a + 8 (byte 2 j + pb: step j, this lane's block), gathered four
         // steps to a word and converted two steps at a time: FP16 pair j / 2, half j % 2.
-        const uint4 sa = lds128(st + 2 * kBoxBytes + 16 * r_a);
-        const uint4 sb = lds128(st + 2 * kBoxBytes + 16 * (r_a + 8));
+        const uint4 sa = lds128(st + kBoxBytes + 16 * r_a);
+        const uint4 sb = lds128(st + kBoxBytes + 16 * (r_a + 8));
         const uint32_t sel = pb ? 0x7531u : 0x6420u;
         const uint32_t ga[2] = {__byte_perm(sa.x, sa.y, sel), __byte_perm(sa.z, sa.w, sel)};
         const uint32_t gb[2] = {__byte_perm(sb.x, sb.y, sel), __byte_perm(sb.z, sb.w, sel)};
@@ -1400,18 +1407,16 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
         }
 #pragma unroll
         for (int j = 0; j < 8; ++j) {
-          // Word t of step j's 16 bytes in rows r_a, r_a + 8 (box j / 4, 16-byte chunk j % 4,
-          // swizzled).
-          const uint32_t wa =
-              lds_u32(st + (j >> 2) * kBoxBytes + 64 * r_a + ((((j & 3) ^ rsw)) << 4) + 4 * t);
-          const uint32_t wb = lds_u32(st + (j >> 2) * kBoxBytes + 64 * (r_a + 8) +
-                                      ((((j & 3) ^ rsw)) << 4) + 4 * t);
+          // Word t of step j's 16 bytes in rows r_a, r_a + 8 (16-byte chunk j, swizzled).
+          const uint32_t wa = lds_u32(st + 128 * r_a + ((j ^ rsw) << 4) + 4 * t);
+          const uint32_t wb = lds_u32(st + 128 * (r_a + 8) + ((j ^ rsw) << 4) + 4 * t);
+          const uint32_t sa_bits = wa & 0x88888888u, sb_bits = wb & 0x88888888u;
           constexpr int kMask = kNB - 1;
           uint32_t(&a)[4] = aa[j & kMask];
-          a[0] = e2m1_even_to_e4m3(wa);
-          a[1] = e2m1_even_to_e4m3(wb);
-          a[2] = e2m1_odd_to_e4m3(wa);
-          a[3] = e2m1_odd_to_e4m3(wb);
+          a[0] = e2m1_even_to_e4m3(wa, sa_bits);
+          a[1] = e2m1_even_to_e4m3(wb, sb_bits);
+          a[2] = e2m1_odd_to_e4m3(wa, sa_bits);
+          a[3] = e2m1_odd_to_e4m3(wb, sb_bits);
           wgmma_fence(a);
           // B of step j: 128-k chunk j / 4, 32 bytes in (the descriptor's address field counts
           // 16-byte units).
@@ -1573,8 +1578,8 @@ bool prepare_decode(const uint8_t* w, const uint8_t* w_scales, int N, int K, int
   const long long rows = static_cast<long long>(G) * N;
   if (sc.dmap_w_ptr != w || sc.dmap_s_ptr != w_scales || sc.dmap_rows != rows || sc.dmap_K != K) {
     sc.dmap_w_ptr = sc.dmap_s_ptr = nullptr;
-    if (!encode_bytes_map(&sc.dmap_w, w, rows, K / 2, decode::kIterK / 2, decode::kTileN,
-                          CU_TENSOR_MAP_SWIZZLE_64B) ||
+    if (!encode_bytes_map(&sc.dmap_w, w, rows, K / 2, decode::kStageK / 2, decode::kTileN,
+                          CU_TENSOR_MAP_SWIZZLE_128B) ||
         !encode_bytes_map(&sc.dmap_s, w_scales, rows, K / 16, decode::kStageK / 16, decode::kTileN,
                           CU_TENSOR_MAP_SWIZZLE_NONE))
       return false;
