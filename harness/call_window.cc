@@ -4,21 +4,15 @@
 #include <cudaTypedefs.h>
 
 #include <algorithm>
-#include <functional>
 #include <thread>
 
 #include "harness/ipc.h"
-#include "harness/pre_call.h"
 #include "harness/stream_memops.h"
 
 namespace fp4arena {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// Mappings unused for this many calls are closed: the worker's ring (kRingDepth sets) plus
-// one keeps every live set mapped.
-constexpr uint64_t kKeepGenerations = 4;
 
 // cuMemGetAddressRange through the runtime's entry-point query, so that the judge does not
 // link the driver library itself (machines without a GPU have none).
@@ -36,16 +30,9 @@ PFN_cuMemGetAddressRange_v3020 address_range_fn() {
   return fn;
 }
 
-// Opens a worker's IPC handle (a failure's sticky error cleared), retrying once after
-// `before_retry()` when the driver says the address is already mapped.
-cudaError_t open_handle(const cudaIpcMemHandle_t& h, void** p,
-                        const std::function<void()>& before_retry = {}) {
+// Opens a worker's IPC handle (a failure's sticky error cleared).
+cudaError_t open_handle(const cudaIpcMemHandle_t& h, void** p) {
   cudaError_t e = cudaIpcOpenMemHandle(p, h, cudaIpcMemLazyEnablePeerAccess);
-  if (e == cudaErrorAlreadyMapped && before_retry) {
-    cudaGetLastError();
-    before_retry();
-    e = cudaIpcOpenMemHandle(p, h, cudaIpcMemLazyEnablePeerAccess);
-  }
   if (e != cudaSuccess) cudaGetLastError();
   return e;
 }
@@ -60,10 +47,6 @@ size_t allocation_size(void* p) {
     return 0;
   }
   return size;
-}
-
-double ms_since(Clock::time_point t) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
 }
 
 }  // namespace
@@ -85,16 +68,15 @@ CallWindow::Scratch::~Scratch() {
 CallWindow::~CallWindow() {
   unmap_all();
   if (image_) cudaFreeHost(image_);
-  if (dev_start_) cudaEventDestroy(dev_start_);
-  if (dev_mid_) cudaEventDestroy(dev_mid_);
-  if (dev_end_) cudaEventDestroy(dev_end_);
-  if (dev_after_) cudaEventDestroy(dev_after_);
+  for (cudaEvent_t e : {e0_, e1_, e2_, e3_}) {
+    if (e) cudaEventDestroy(e);
+  }
   if (release_stream_) cudaStreamDestroy(release_stream_);
   if (stream_) cudaStreamDestroy(stream_);
 }
 
-bool CallWindow::init(const PreCall* flush, std::string* err) {
-  flush_ = flush;
+bool CallWindow::init(const PreCall* pre, std::string* err) {
+  pre_ = pre;
   auto fail = [err](const char* what, cudaError_t e) {
     *err = std::string("the judge's call window: ") + what + ": " + cudaGetErrorString(e);
     return false;
@@ -110,63 +92,56 @@ bool CallWindow::init(const PreCall* flush, std::string* err) {
   cudaError_t e = cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking);
   if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&release_stream_, cudaStreamNonBlocking);
   if (e != cudaSuccess) return fail("cudaStreamCreate", e);
-  if ((e = cudaEventCreate(&dev_start_)) != cudaSuccess ||
-      (e = cudaEventCreate(&dev_mid_)) != cudaSuccess ||
-      (e = cudaEventCreate(&dev_end_)) != cudaSuccess ||
-      (e = cudaEventCreate(&dev_after_)) != cudaSuccess) {
-    return fail("cudaEventCreate", e);
+  for (cudaEvent_t* ev : {&e0_, &e1_, &e2_, &e3_}) {
+    if ((e = cudaEventCreate(ev)) != cudaSuccess) return fail("cudaEventCreate", e);
   }
-  if ((e = marker_.reserve(256)) != cudaSuccess) return fail("cudaMalloc", e);
-  // The copy model: one small and one 64 MiB device-to-device copy, medians of a few.
-  const size_t big = size_t(64) << 20;
-  if ((e = staged_.reserve(big)) != cudaSuccess || (e = snap_.reserve(big)) != cudaSuccess) {
+  // The copy model: the copy kernel over one small and one 256 MiB segment, medians of a few.
+  const size_t big = size_t(256) << 20;
+  if ((e = staged_.reserve(big)) != cudaSuccess || (e = snap_.reserve(big)) != cudaSuccess ||
+      (e = delivery_table_.reserve(sizeof(CopySegment))) != cudaSuccess) {
     return fail("cudaMalloc", e);
   }
   auto time_copy = [&](size_t bytes, double* ms) {
     std::vector<double> t;
+    const std::vector<CopySegment> one = {{staged_.ptr, snap_.ptr, bytes}};
     for (int i = 0; i < 7; ++i) {
-      auto t0 = Clock::now();
-      cudaError_t c =
-          cudaMemcpyAsync(snap_.ptr, staged_.ptr, bytes, cudaMemcpyDeviceToDevice, stream_);
-      if (c == cudaSuccess) c = cudaStreamSynchronize(stream_);
-      if (c != cudaSuccess) return c;
-      t.push_back(ms_since(t0));
-    }
-    std::sort(t.begin(), t.end());
-    *ms = t[t.size() / 2];
-    return cudaSuccess;
-  };
-  // The same copies on the GPU's timeline (events): the model of delivery_model_ms() and
-  // snapshot_model_ms().
-  auto device_copy = [&](size_t bytes, double* ms) {
-    std::vector<double> t;
-    for (int i = 0; i < 7; ++i) {
-      cudaEventRecord(dev_start_, stream_);
-      cudaError_t c =
-          cudaMemcpyAsync(snap_.ptr, staged_.ptr, bytes, cudaMemcpyDeviceToDevice, stream_);
-      cudaEventRecord(dev_end_, stream_);
-      if (c == cudaSuccess) c = cudaEventSynchronize(dev_end_);
+      cudaEventRecord(e0_, stream_);
+      cudaError_t c = copy(delivery_table_, one);
+      cudaEventRecord(e1_, stream_);
+      if (c == cudaSuccess) c = cudaEventSynchronize(e1_);
       if (c != cudaSuccess) return c;
       float f = 0;
-      cudaEventElapsedTime(&f, dev_start_, dev_end_);
+      cudaEventElapsedTime(&f, e0_, e1_);
       t.push_back(f);
     }
     std::sort(t.begin(), t.end());
     *ms = t[t.size() / 2];
     return cudaSuccess;
   };
-  double small_ms = 0, big_ms = 0, dev_small_ms = 0, dev_big_ms = 0;
+  double small_ms = 0, big_ms = 0;
   if ((e = time_copy(4096, &small_ms)) != cudaSuccess ||
-      (e = time_copy(big, &big_ms)) != cudaSuccess ||
-      (e = device_copy(4096, &dev_small_ms)) != cudaSuccess ||
-      (e = device_copy(big, &dev_big_ms)) != cudaSuccess) {
-    return fail("timing a copy", e);
+      (e = time_copy(big, &big_ms)) != cudaSuccess) {
+    return fail("timing the copy kernel", e);
   }
   copy_fixed_ms_ = small_ms;
   copy_ms_per_byte_ = std::max(0.0, big_ms - small_ms) / double(big);
-  dev_copy_fixed_ms_ = dev_small_ms;
-  dev_copy_ms_per_byte_ = std::max(0.0, dev_big_ms - dev_small_ms) / double(big);
   return true;
+}
+
+cudaError_t CallWindow::copy(const Scratch& table, const std::vector<CopySegment>& segments) {
+  if (segments.size() * sizeof(CopySegment) > table.size) return cudaErrorInvalidValue;
+  cudaError_t e = cudaSuccess;
+  if (!segments.empty()) {
+    e = cudaMemcpyAsync(table.ptr, segments.data(), segments.size() * sizeof(CopySegment),
+                        cudaMemcpyHostToDevice, stream_);
+  }
+  if (e != cudaSuccess) return e;
+  return copy_segments(reinterpret_cast<const CopySegment*>(table.ptr), int(segments.size()),
+                       stream_);
+}
+
+double CallWindow::copy_model_ms(size_t bytes) const {
+  return copy_fixed_ms_ + double(bytes) * copy_ms_per_byte_;
 }
 
 bool CallWindow::map_sync(const std::string& handle, std::string* err) {
@@ -183,11 +158,9 @@ bool CallWindow::map_sync(const std::string& handle, std::string* err) {
     sync_ = nullptr;
     sync_handle_.clear();
   }
-  for (const auto& m : mappings_) {
-    if (m.first == hex_of_bytes(h.reserved, sizeof h.reserved)) {
-      *err = "the sync buffer's handle names an argument buffer";
-      return false;
-    }
+  if (mappings_.count(hex_of_bytes(h.reserved, sizeof h.reserved))) {
+    *err = "the sync buffer's handle names an argument buffer";
+    return false;
   }
   void* p = nullptr;
   cudaError_t e = open_handle(h, &p);
@@ -217,9 +190,11 @@ cudaError_t CallWindow::open(uint32_t seq) {
   if (!sync_) return cudaErrorInvalidValue;
   const StreamMemOps& ops = stream_memops();
   cudaError_t e;
-  if ((e = cudaEventRecord(dev_start_, stream_)) != cudaSuccess || (e = deliver()) != cudaSuccess ||
-      (e = cudaEventRecord(dev_mid_, stream_)) != cudaSuccess ||
-      (e = PreCall::spin(stream_, kWindowSpinUs)) != cudaSuccess) {
+  if ((e = pre_->warm(stream_, int(seq))) != cudaSuccess ||
+      (e = cudaEventRecord(e0_, stream_)) != cudaSuccess ||
+      (e = copy(delivery_table_, delivery_)) != cudaSuccess ||
+      (e = pre_->flush(stream_, int(seq))) != cudaSuccess ||
+      (e = cudaEventRecord(e1_, stream_)) != cudaSuccess) {
     return e;
   }
   if (ops.write(reinterpret_cast<CUstream>(stream_),
@@ -230,10 +205,11 @@ cudaError_t CallWindow::open(uint32_t seq) {
                CU_STREAM_WAIT_VALUE_GEQ) != CUDA_SUCCESS) {
     return cudaErrorLaunchFailure;
   }
-  if ((e = cudaEventRecord(dev_end_, stream_)) != cudaSuccess || (e = snapshot()) != cudaSuccess) {
+  if ((e = cudaEventRecord(e2_, stream_)) != cudaSuccess ||
+      (e = copy(snapshot_table_, snapshot_)) != cudaSuccess) {
     return e;
   }
-  return cudaEventRecord(dev_after_, stream_);
+  return cudaEventRecord(e3_, stream_);
 }
 
 cudaError_t CallWindow::release(uint32_t seq) {
@@ -252,38 +228,35 @@ WindowClock CallWindow::clock() const {
     return cudaEventElapsedTime(&ms, a, b) == cudaSuccess ? double(ms) : 0.0;
   };
   WindowClock c;
-  c.pre_ms = between(dev_start_, dev_mid_);
-  c.device_ms = between(dev_mid_, dev_end_);
-  c.post_ms = between(dev_end_, dev_after_);
+  c.pre_ms = between(e0_, e1_);
+  c.call_ms = between(e1_, e2_);
+  c.post_ms = between(e2_, e3_);
   return c;
 }
 
 double CallWindow::delivery_model_ms() const {
-  double ms = 0;
-  for (const WindowBuffer& b : buffers_) {
-    if (!b.output && b.payload > 0) {
-      ms += dev_copy_fixed_ms_ + double(b.payload) * dev_copy_ms_per_byte_;
-    }
-  }
-  return ms;
+  size_t bytes = 0;
+  for (const CopySegment& g : delivery_) bytes += g.bytes;
+  return delivery_.empty() ? 0.0 : copy_model_ms(bytes);
 }
 
 double CallWindow::snapshot_model_ms() const {
-  double ms = 0;
-  for (const WindowBuffer& b : buffers_) {
-    if (b.output) ms += dev_copy_fixed_ms_ + double(b.total()) * dev_copy_ms_per_byte_;
-  }
-  return ms;
+  size_t bytes = 0;
+  for (const CopySegment& g : snapshot_) bytes += g.bytes;
+  return snapshot_.empty() ? 0.0 : copy_model_ms(bytes);
 }
 
 bool CallWindow::map(const std::vector<std::string>& handles,
-                     const std::vector<WindowBuffer>& buffers, std::string* err) {
+                     const std::vector<WindowBuffer>& buffers, int sets, std::string* err) {
   ++generation_;
   buffers_ = buffers;
-  worker_ptrs_.assign(buffers.size(), nullptr);
-  if (handles.size() != buffers.size()) {
+  sets_ = sets;
+  worker_ptrs_.assign(buffers.size() * size_t(sets), nullptr);
+  delivery_.clear();
+  snapshot_.clear();
+  if (handles.size() != worker_ptrs_.size()) {
     *err = "the worker named " + std::to_string(handles.size()) + " buffer handle(s) for " +
-           std::to_string(buffers.size()) + " buffer(s)";
+           std::to_string(worker_ptrs_.size()) + " buffer(s)";
     return false;
   }
   // Handles are keyed by their bytes (hex digits in either case name the same handle).
@@ -301,16 +274,13 @@ bool CallWindow::map(const std::vector<std::string>& handles,
       return false;
     }
   }
+  close_except(keys);
   for (size_t i = 0; i < keys.size(); ++i) {
     const std::string what = "the handle of buffer " + std::to_string(i);
-    const cudaIpcMemHandle_t& h = decoded[i];
     auto it = mappings_.find(keys[i]);
     if (it == mappings_.end()) {
       void* p = nullptr;
-      // Already mapped: the worker freed a buffer the judge still maps and allocated a new
-      // one at the same address (a ring slot resized, or fresh buffers): the stale mappings
-      // go first.
-      cudaError_t e = open_handle(h, &p, [&] { close_except(keys); });
+      cudaError_t e = open_handle(decoded[i], &p);
       if (e != cudaSuccess) {
         *err = what + " cannot be mapped: " + cudaGetErrorString(e);
         return false;
@@ -333,20 +303,13 @@ bool CallWindow::map(const std::vector<std::string>& handles,
       it = mappings_.emplace(keys[i], Mapping{static_cast<uint8_t*>(p), size, 0}).first;
     }
     it->second.last_used = generation_;
-    if (it->second.size < buffers[i].total()) {
+    const WindowBuffer& b = buffers[i % buffers.size()];
+    if (it->second.size < b.total()) {
       *err = what + " names " + std::to_string(it->second.size) + " bytes, not the " +
-             std::to_string(buffers[i].total()) + " the buffer needs";
+             std::to_string(b.total()) + " the buffer needs";
       return false;
     }
     worker_ptrs_[i] = it->second.ptr;
-  }
-  for (auto it = mappings_.begin(); it != mappings_.end();) {
-    if (it->second.last_used + kKeepGenerations <= generation_) {
-      cudaIpcCloseMemHandle(it->second.ptr);
-      it = mappings_.erase(it);
-    } else {
-      ++it;
-    }
   }
   return true;
 }
@@ -363,23 +326,8 @@ void CallWindow::close_except(const std::vector<std::string>& keep) {
 }
 
 cudaError_t CallWindow::fill(const uint8_t* canary) {
-  // The judge-only memory the window needs, reserved here so that nothing is allocated
-  // inside it.
-  size_t in_bytes = 0, out_bytes = 0;
-  for (const WindowBuffer& b : buffers_) {
-    if (b.output) {
-      out_bytes += b.total();
-    } else {
-      in_bytes += b.payload;
-    }
-  }
-  cudaError_t r;
-  if ((r = staged_.reserve(std::max<size_t>(in_bytes, 1))) != cudaSuccess ||
-      (r = snap_.reserve(std::max<size_t>(out_bytes, 1))) != cudaSuccess) {
-    return r;
-  }
-  for (size_t i = 0; i < buffers_.size(); ++i) {
-    const WindowBuffer& b = buffers_[i];
+  for (size_t i = 0; i < worker_ptrs_.size(); ++i) {
+    const WindowBuffer& b = buffers_[i % buffers_.size()];
     uint8_t* p = worker_ptrs_[i];
     cudaError_t e;
     if ((e = cudaMemcpyAsync(p, canary, b.canary, cudaMemcpyHostToDevice, stream_)) !=
@@ -396,51 +344,44 @@ cudaError_t CallWindow::fill(const uint8_t* canary) {
   return cudaStreamSynchronize(stream_);
 }
 
-cudaError_t CallWindow::stage(const std::vector<const uint8_t*>& inputs) {
+cudaError_t CallWindow::stage(const std::vector<std::vector<const uint8_t*>>& inputs) {
+  if (int(inputs.size()) != sets_) return cudaErrorInvalidValue;
+  // Judge-only memory for every set's inputs and outputs, and the two copy tables, reserved
+  // here so that nothing is allocated inside the window. Each piece starts 256-aligned.
+  auto up = [](size_t n) { return (n + 255) / 256 * 256; };
+  size_t in_bytes = 0, out_bytes = 0;
+  for (const WindowBuffer& b : buffers_)
+    (b.output ? out_bytes : in_bytes) += up(b.output ? b.total() : b.payload);
   cudaError_t e;
-  size_t at = 0, k = 0;
-  for (const WindowBuffer& b : buffers_) {
-    if (b.output) continue;
-    if (k >= inputs.size()) return cudaErrorInvalidValue;
-    e = cudaMemcpyAsync(staged_.ptr + at, inputs[k++], b.payload, cudaMemcpyHostToDevice, stream_);
-    if (e != cudaSuccess) return e;
-    at += b.payload;
+  const size_t n = buffers_.size() * size_t(sets_);
+  if ((e = staged_.reserve(std::max<size_t>(in_bytes * sets_, 1))) != cudaSuccess ||
+      (e = snap_.reserve(std::max<size_t>(out_bytes * sets_, 1))) != cudaSuccess ||
+      (e = delivery_table_.reserve(std::max<size_t>(n, 1) * sizeof(CopySegment))) != cudaSuccess ||
+      (e = snapshot_table_.reserve(std::max<size_t>(n, 1) * sizeof(CopySegment))) != cudaSuccess) {
+    return e;
+  }
+  delivery_.clear();
+  snapshot_.clear();
+  size_t at_in = 0, at_out = 0;
+  for (int s = 0; s < sets_; ++s) {
+    size_t k = 0;
+    for (size_t i = 0; i < buffers_.size(); ++i) {
+      const WindowBuffer& b = buffers_[i];
+      uint8_t* worker = worker_ptrs_[size_t(s) * buffers_.size() + i];
+      if (b.output) {
+        snapshot_.push_back({worker, snap_.ptr + at_out, b.total()});
+        at_out += up(b.total());
+        continue;
+      }
+      if (k >= inputs[s].size()) return cudaErrorInvalidValue;
+      e = cudaMemcpyAsync(staged_.ptr + at_in, inputs[s][k++], b.payload, cudaMemcpyHostToDevice,
+                          stream_);
+      if (e != cudaSuccess) return e;
+      if (b.payload > 0) delivery_.push_back({staged_.ptr + at_in, worker + b.canary, b.payload});
+      at_in += up(b.payload);
+    }
   }
   return cudaStreamSynchronize(stream_);
-}
-
-cudaError_t CallWindow::deliver() {
-  size_t at = 0;
-  cudaError_t e;
-  for (size_t i = 0; i < buffers_.size(); ++i) {
-    const WindowBuffer& b = buffers_[i];
-    if (b.output || b.payload == 0) continue;
-    // Before stage() (the empty round trip beside a call) whatever the staging memory holds
-    // is copied, at the same cost; fill() sized it.
-    if (at + b.payload > staged_.size) return cudaErrorInvalidValue;
-    e = cudaMemcpyAsync(worker_ptrs_[i] + b.canary, staged_.ptr + at, b.payload,
-                        cudaMemcpyDeviceToDevice, stream_);
-    if (e != cudaSuccess) return e;
-    at += b.payload;
-  }
-  return flush_ ? flush_->flush(stream_, int(generation_)) : cudaSuccess;
-}
-
-cudaError_t CallWindow::snapshot() {
-  size_t at = 0;
-  cudaError_t e;
-  for (size_t i = 0; i < buffers_.size(); ++i) {
-    const WindowBuffer& b = buffers_[i];
-    if (!b.output) continue;
-    if (at + b.total() > snap_.size) return cudaErrorInvalidValue;
-    e = cudaMemcpyAsync(snap_.ptr + at, worker_ptrs_[i], b.total(), cudaMemcpyDeviceToDevice,
-                        stream_);
-    if (e != cudaSuccess) return e;
-    at += b.total();
-  }
-  // Work of the judge's own even without outputs (the calibration's empty window), so that
-  // every window ends with the same switch from the worker's context to the judge's.
-  return cudaMemsetAsync(marker_.ptr, 0, 1, stream_);
 }
 
 cudaError_t CallWindow::wait(Clock::time_point deadline) const {
@@ -457,34 +398,29 @@ cudaError_t CallWindow::wait(Clock::time_point deadline) const {
 
 cudaError_t CallWindow::read_back(const std::vector<size_t>& offsets, size_t image_bytes) {
   if (offsets.size() != buffers_.size()) return cudaErrorInvalidValue;
-  if (image_bytes > image_size_) {
+  const size_t need = image_bytes * size_t(std::max(1, sets_));
+  if (need > image_size_) {
     if (image_) cudaFreeHost(image_);
     image_ = nullptr;
     image_size_ = 0;
-    cudaError_t e =
-        cudaHostAlloc(reinterpret_cast<void**>(&image_), image_bytes, cudaHostAllocDefault);
+    cudaError_t e = cudaHostAlloc(reinterpret_cast<void**>(&image_), need, cudaHostAllocDefault);
     if (e != cudaSuccess) return e;
-    image_size_ = image_bytes;
+    image_size_ = need;
   }
-  size_t at = 0;
-  for (size_t i = 0; i < buffers_.size(); ++i) {
-    const WindowBuffer& b = buffers_[i];
-    if (offsets[i] + b.total() > image_size_) return cudaErrorInvalidValue;
-    const uint8_t* from = b.output ? snap_.ptr + at : worker_ptrs_[i];
-    if (b.output) at += b.total();
-    cudaError_t e =
-        cudaMemcpyAsync(image_ + offsets[i], from, b.total(), cudaMemcpyDeviceToHost, stream_);
-    if (e != cudaSuccess) return e;
+  image_stride_ = image_bytes;
+  size_t snap_i = 0;
+  for (int s = 0; s < sets_; ++s) {
+    for (size_t i = 0; i < buffers_.size(); ++i) {
+      const WindowBuffer& b = buffers_[i];
+      if (offsets[i] + b.total() > image_bytes) return cudaErrorInvalidValue;
+      const uint8_t* from =
+          b.output ? snapshot_[snap_i++].dst : worker_ptrs_[size_t(s) * buffers_.size() + i];
+      cudaError_t e = cudaMemcpyAsync(image_ + size_t(s) * image_stride_ + offsets[i], from,
+                                      b.total(), cudaMemcpyDeviceToHost, stream_);
+      if (e != cudaSuccess) return e;
+    }
   }
   return cudaStreamSynchronize(stream_);
-}
-
-double CallWindow::copy_allowance_ms() const {
-  double ms = 0;
-  for (const WindowBuffer& b : buffers_) {
-    ms += copy_fixed_ms_ + double(b.output ? b.total() : b.payload) * copy_ms_per_byte_;
-  }
-  return 2 * ms;
 }
 
 void CallWindow::unmap_all() {
@@ -497,6 +433,9 @@ void CallWindow::unmap_all() {
   mappings_.clear();
   worker_ptrs_.clear();
   buffers_.clear();
+  delivery_.clear();
+  snapshot_.clear();
+  sets_ = 0;
 }
 
 }  // namespace fp4arena

@@ -1,38 +1,34 @@
-// The judge's own hands on a call's device buffers. The worker allocates every argument
-// buffer and hands the judge a CUDA IPC handle for each; the judge maps them into its own
-// context and from then on does everything to them itself, on its own clock:
+// The judge's own hands on a window's device buffers, and its own clock around the calls.
+// The worker allocates `sets` sets of argument buffers (one set per call of the window) and
+// hands the judge a CUDA IPC handle for each buffer; the judge maps them into its own context
+// and from then on does everything to them itself:
 //
-//   before the window  canaries and output poison written into the worker's buffers, and
-//                      the inputs staged in judge-only device memory;
-//   the window         t0; the staged inputs copied into the worker's buffers; L2 flushed;
-//                      go round trip (solve() runs); every output copied to judge-only
-//                      memory (the snapshot); t1;
-//
-// The window is also timed on the GPU's own timeline, by the judge's events in its own
-// stream, with no host latency inside. The whole window is enqueued before the worker is
-// told to go: device start event; delivery; L2 flush; device mid event; a short spin (long
-// enough for the worker to have queued its call behind it); the go word (the call's
-// sequence number) into the worker's sync buffer; a wait for the worker's done word; device
-// end event; snapshot; device after event.
-// The worker's launch stream waits for the go word before its blocking kernel and writes
-// the done word right after its stop event (harness/stream_memops.h). So everything the
-// worker's context does on the GPU between delivery and its done word lies between the
-// judge's two events, and what a solution leaves running past its done word is in the
-// snapshot or missing from it, as for the host clock.
+//   before the window  canaries and output poison written into every set, and every set's
+//                      inputs staged in judge-only device memory;
+//   the window         (all enqueued on the judge's stream before the worker is told to go)
+//                      warm-up traffic; E0; every set's inputs delivered (one copy kernel);
+//                      the clean L2 flush (harness/pre_call.h); E1; the go word (the
+//                      window's sequence number) into the worker's sync buffer; a wait for
+//                      the worker's done word; E2; every set's outputs copied to judge-only
+//                      memory (the snapshot, one copy kernel); E3;
 //   after the window   every buffer read back to judge-only host memory, outputs from the
 //                      snapshot, for the canary, input and answer checks.
 //
-// So a solution sees its inputs only inside the window, and whatever it did not finish
-// inside the window is not in the snapshot: work moved out of the timed call (into prepare,
-// after a forged early reply, into a later request) is either on the judge's clock or
-// missing from the answer. Nothing the worker says is needed for either: a handle that does
-// not name a buffer of the stated size is refused.
+// The worker queues its calls first, behind a wait for the go word on its launch stream
+// (solve() for set 0, set 1, ...; then its done word), so the calls run back to back on the
+// GPU the moment the go word lands, with no host latency in the window.
 //
-// Two contexts sharing one GPU are time-sliced: a snapshot issued while the worker's work
-// still runs waits for it (it is on the judge's clock) or preempts it after a time slice
-// (about 2 ms on an H200) and copies unfinished outputs. The window's own work is the
-// judge's, in its own context, so the worker cannot slow the copies except by keeping the
-// GPU busy, which costs it the same time.
+// E0..E3 are the judge's events in its own context: they give every figure that ranks
+// (verdict.h, window_call_ms). Two contexts on one GPU are time-sliced, so E1..E2 holds the
+// worker's calls plus the GPU's two switches between the contexts (about 0.28 ms in all on an
+// H100, stable to a microsecond), which the judge calibrates before any user code is loaded
+// (windows whose worker runs a null kernel of its own) and subtracts. Work the worker's context
+// does beside the delivery, or past a done word it wrote early, lengthens E0..E1 or E2..E3
+// (the copies are kernels, time-sliced with it) and is charged beyond the copies' model.
+//
+// So a solution sees its inputs only inside the window, and whatever it did not finish
+// inside the window is not in the snapshot. Nothing the worker says is needed for either: a
+// handle that does not name a buffer of the stated size is refused.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -44,11 +40,10 @@
 #include <string>
 #include <vector>
 
+#include "harness/pre_call.h"
 #include "harness/verdict.h"
 
 namespace fp4arena {
-
-class PreCall;
 
 /// One argument buffer of a call as the judge sees it: `canary` bytes, the payload, `canary`
 /// bytes (total = payload + 2 * canary).
@@ -60,11 +55,6 @@ struct WindowBuffer {
   size_t total() const { return payload + 2 * canary; }
 };
 
-/// How long the window's spin lasts between delivery and the go word: longer than the go
-/// request takes to reach the worker and the worker to queue its call behind its wait, so
-/// that no host latency falls between the judge's device events.
-constexpr double kWindowSpinUs = 200;
-
 class CallWindow {
  public:
   CallWindow() = default;
@@ -72,57 +62,51 @@ class CallWindow {
   CallWindow& operator=(const CallWindow&) = delete;
   ~CallWindow();
 
-  /// On the current device: a stream, and the cost model of the window's copies, measured
-  /// on judge-only memory (before any worker runs). `flush` (not owned) flushes L2 in the
-  /// window.
-  bool init(const PreCall* flush, std::string* err);
+  /// On the current device: a stream, events, and the cost model of the window's copy kernel
+  /// measured on judge-only memory (before any worker runs). `pre` (not owned) warms and
+  /// flushes.
+  bool init(const PreCall* pre, std::string* err);
 
-  /// Maps the worker's buffers of one call, named by `handles` (hex_of_bytes of a
-  /// cudaIpcMemHandle_t, one per buffer). A handle mapped for an earlier call is reused; mappings
-  /// not used in the last few calls are closed. False + *err (the worker's fault: the handle is
-  /// malformed, names no allocation, one smaller than the buffer, or one named twice) otherwise.
+  /// Maps the worker's buffers of one window: `handles` holds `sets` groups of
+  /// buffers.size() handles (hex_of_bytes of a cudaIpcMemHandle_t), set by set. A handle
+  /// mapped for an earlier window is reused; mappings not named now are closed. False + *err
+  /// (the worker's fault: a handle is malformed, names no allocation, one smaller than the
+  /// buffer, or one named twice) otherwise.
   bool map(const std::vector<std::string>& handles, const std::vector<WindowBuffer>& buffers,
-           std::string* err);
+           int sets, std::string* err);
 
   /// Before the window: `canary` (each buffer's canary bytes) before and after every
-  /// buffer's payload, and every output's payload set to its poison byte.
+  /// buffer's payload in every set, and every output's payload set to its poison byte.
   cudaError_t fill(const uint8_t* canary);
 
-  /// Before the window: the payload of every input buffer (in buffer order, one pointer per
-  /// input) into judge-only device memory.
-  cudaError_t stage(const std::vector<const uint8_t*>& inputs);
+  /// Before the window: every set's input payloads (inputs[set][k], one pointer per input
+  /// buffer in buffer order) into judge-only device memory, and the copy tables.
+  cudaError_t stage(const std::vector<std::vector<const uint8_t*>>& inputs);
 
-  /// Maps the worker's sync buffer (harness/stream_memops.h), named by its handle in every
-  /// exported prepare; a new handle (a new worker) replaces the old mapping. False + *err
-  /// (the worker's fault) when it is malformed, cannot be mapped or is too small.
+  /// Maps the worker's sync buffer (harness/stream_memops.h), named in every prepare reply;
+  /// a new handle (a new worker) replaces the old mapping. False + *err (the worker's fault)
+  /// when it is malformed, cannot be mapped or is too small.
   bool map_sync(const std::string& handle, std::string* err);
 
-  /// Enqueues the whole window of call `seq` (see the file comment): device start event,
-  /// delivery of the staged inputs, L2 flush, spin, go word, wait for the done word, device
-  /// end event, snapshot of every output. Nothing waits here.
+  /// Enqueues the whole window of sequence number `seq` (see the file comment). Nothing
+  /// waits here.
   cudaError_t open(uint32_t seq);
-  /// Writes the done word of call `seq` from the judge's side, so that a window whose worker
-  /// will never write it (it failed, was killed, or answered without it) can finish.
+  /// Writes the done word of `seq` from the judge's side, so that a window whose worker
+  /// will never write it (it failed, was killed, or never queued its calls) can finish.
   cudaError_t release(uint32_t seq);
   /// Waits for the window's work on the judge's stream until `deadline`: cudaSuccess,
   /// cudaErrorNotReady when the deadline passed, or the error.
   cudaError_t wait(std::chrono::steady_clock::time_point deadline) const;
-  /// After wait(): the window's three parts on the GPU timeline (harness/verdict.h).
+  /// After wait(): the window's parts on the GPU timeline.
   WindowClock clock() const;
-  /// What delivering this call's inputs, and copying its outputs into the snapshot, cost on
-  /// the GPU timeline by the device copy model measured at init (with events): the parts of
-  /// clock().pre_ms and clock().post_ms beyond an empty window's.
+  /// What the window's delivery and snapshot cost by the copy model measured at init.
   double delivery_model_ms() const;
   double snapshot_model_ms() const;
 
-  /// After the window: every buffer (canaries included) into host_image() at `offsets`
-  /// (one per buffer), outputs from the snapshot.
+  /// After the window: every buffer of every set (canaries included) into host memory, set
+  /// `s` at host_image(s) with buffer i at offsets[i]; outputs come from the snapshot.
   cudaError_t read_back(const std::vector<size_t>& offsets, size_t image_bytes);
-  const uint8_t* host_image() const { return image_; }
-
-  /// The time the window's copies of this call may take beyond an empty window, from the
-  /// model measured at init (twice the model: the allowance for slower copies).
-  double copy_allowance_ms() const;
+  const uint8_t* host_image(int set) const { return image_ + size_t(set) * image_stride_; }
 
   /// Closes every mapping (the worker is gone).
   void unmap_all();
@@ -133,7 +117,7 @@ class CallWindow {
     size_t size = 0;
     uint64_t last_used = 0;
   };
-  // Judge-only device memory that grows to the largest call.
+  // Judge-only device memory that grows to the largest window.
   struct Scratch {
     uint8_t* ptr = nullptr;
     size_t size = 0;
@@ -143,27 +127,28 @@ class CallWindow {
 
   // Closes every mapping whose handle is not in `keep`.
   void close_except(const std::vector<std::string>& keep);
+  // One copy kernel over `table` (copy_segments), on the window's stream.
+  cudaError_t copy(const Scratch& table, const std::vector<CopySegment>& segments);
+  double copy_model_ms(size_t bytes) const;
 
-  const PreCall* flush_ = nullptr;
+  const PreCall* pre_ = nullptr;
   cudaStream_t stream_ = nullptr;
   std::map<std::string, Mapping> mappings_;  // by handle
   uint64_t generation_ = 0;
   std::vector<WindowBuffer> buffers_;
-  std::vector<uint8_t*> worker_ptrs_;  // of the current call, one per buffer
-  Scratch staged_, snap_, marker_;
-  // The worker's sync buffer as mapped here, its handle, the window's device events and the
-  // stream release() writes from.
+  int sets_ = 0;
+  std::vector<uint8_t*> worker_ptrs_;  // [set * buffers + i]
+  std::vector<CopySegment> delivery_, snapshot_;
+  Scratch staged_, snap_, delivery_table_, snapshot_table_;
+  // The worker's sync buffer as mapped here, its handle, the window's events and the stream
+  // release() writes from.
   uint8_t* sync_ = nullptr;
   std::string sync_handle_;
-  cudaEvent_t dev_start_ = nullptr, dev_mid_ = nullptr, dev_end_ = nullptr, dev_after_ = nullptr;
+  cudaEvent_t e0_ = nullptr, e1_ = nullptr, e2_ = nullptr, e3_ = nullptr;
   cudaStream_t release_stream_ = nullptr;
-  double dev_copy_fixed_ms_ = 0, dev_copy_ms_per_byte_ = 0;
-  // The window's own copies, enqueued by open().
-  cudaError_t deliver();
-  cudaError_t snapshot();
-  uint8_t* image_ = nullptr;  // pinned host memory
-  size_t image_size_ = 0;
   double copy_fixed_ms_ = 0, copy_ms_per_byte_ = 0;
+  uint8_t* image_ = nullptr;  // pinned host memory
+  size_t image_size_ = 0, image_stride_ = 0;
 };
 
 }  // namespace fp4arena

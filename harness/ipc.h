@@ -56,13 +56,8 @@ class SharedRegion {
   size_t size_ = 0;
 };
 
-/// How many argument-buffer sets the worker's ring holds (--buffers ring): consecutive calls
-/// never share addresses.
-constexpr int kRingDepth = 3;
-
-/// Device work still running this long (us) after a call's stop event is counted as part
-/// of the call (below it: the time an idle device takes to answer a synchronisation).
-constexpr double kCountAfterUs = 20;
+/// The most calls (argument-buffer sets) one window of the judge holds.
+constexpr int kMaxWindowCalls = 512;
 
 /// Fixed descriptor numbers in the worker.
 constexpr int kWorkerSocketFd = 3;

@@ -14,6 +14,7 @@
 #include <iomanip>
 #include <memory>
 #include <sstream>
+#include <thread>
 
 #include "harness/call_window.h"
 #include "harness/challenge.h"
@@ -77,8 +78,17 @@ constexpr size_t kAlign = 4096;
 // oracle in the test suite).
 constexpr double kGpuOracleWorkload = 2e9;
 constexpr const char* kRecordSchema = "fp4arena.submit.v2";
-// Empty timed round trips the judge makes to learn its own clock's overhead.
-constexpr int kCalibrationCalls = 21;
+// Rounds of calibration windows (no kernel, one null kernel, nine) per worker start.
+constexpr int kCalibrationWindows = 11;
+// How long the judge waits for the worker to queue a window's calls before it opens the
+// window anyway (a solve() that waits for the device cannot return before the go word).
+constexpr double kQueueWaitSeconds = 0.5;
+// While its window runs, the judge looks this long at a time for a message from the worker
+// (only a late "queued" is allowed; a failure's reply or a closed channel ends the window).
+constexpr double kWindowPollSeconds = 0.001;
+// The calls of a timed window last about this long (harness/call_window.h): long enough that
+// the calibrated switches and the copies' slack are small beside them.
+constexpr double kWindowTargetMs = 1.0;
 
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
@@ -187,35 +197,29 @@ bool reply_number(const nlohmann::json& r, const char* key, double* out, std::st
   return true;
 }
 
-// The result of one call, judged.
-struct CallResult {
-  Decision decision;
-  std::vector<OutputReport> outputs;
-  double event_ms = 0;  // work after the stop event included
-  double wall_ms = 0;   // the judge's clock around the timed round trip
-  WindowClock window;   // the judge's window on the GPU timeline (harness/verdict.h)
-  double delivery_model_ms = 0, snapshot_model_ms = 0;  // its copies, by the device model
-  double empty_wall_ms = 0;
-  double worker_go_ms = 0;
-  double host_call_ms = 0;
-  bool hold_timed_out = false;
-  double busy_after_us = 0;
-  double copy_allowance_ms = 0;
+// One window's calls as the judge received them, before the answers are checked.
+struct RawWindow {
+  CallFacts facts;      // how the window ended, the worker's word, the first integrity failure
+  int failed_set = -1;  // the set whose canary or input check failed
+  WindowClock clock;    // the judge's events (harness/call_window.h)
+  double delivery_model_ms = 0, snapshot_model_ms = 0;
+  double worker_event_ms = 0, host_call_ms = 0;  // the worker's word, for the whole window
+  bool queued_late = false;   // solve() had not returned kQueueWaitSeconds after go was asked
+  bool judge_failed = false;  // the judge's own CUDA work failed (fatal_ says how)
 };
 
-// What the worker's reply and the returned buffers say, before the answer is checked.
-struct RawCall {
-  CallFacts facts;
-  double event_ms = 0, host_call_ms = 0, busy_after_us = 0;
-  double wall_ms = 0;        // the judge's own clock around the timed round trip
-  double empty_wall_ms = 0;  // ... around an empty timed round trip just before it
-  WindowClock window;        // the judge's window on the GPU timeline (harness/verdict.h)
-  double delivery_model_ms = 0, snapshot_model_ms = 0;  // its copies, by the device model
-  double worker_go_ms = 0;  // the worker's own clock around go (reported, diagnostic)
-  bool hold_timed_out = false;
-  double copy_allowance_ms = 0;    // what the window's copies may add (CallWindow)
-  const uint8_t* image = nullptr;  // every buffer after the call, at its layout offset
-  bool judge_failed = false;       // the judge's own CUDA work failed (fatal_ says how)
+// A judged window of calls.
+struct WindowResult {
+  Decision decision;
+  std::vector<OutputReport> outputs;  // of the failing call (or the last call checked)
+  int calls = 0;
+  int failed_call = -1;  // 0-based index in the window of the call the decision is about
+  WindowClock clock;
+  double judge_call_ms = 0;    // per call, the judge's own clock (verdict.h window_call_ms)
+  double worker_event_ms = 0;  // per call, the worker's own events (a diagnostic)
+  double host_call_ms = 0;     // per call, the worker's host time queueing (a diagnostic)
+  double delivery_model_ms = 0, snapshot_model_ms = 0;
+  bool queued_late = false;
 };
 
 nlohmann::json output_json(const OutputReport& o) {
@@ -250,7 +254,7 @@ nlohmann::json output_json(const OutputReport& o) {
   return j;
 }
 
-void print_failure(std::ostream& log, const CallResult& r) {
+void print_failure(std::ostream& log, const WindowResult& r) {
   log << "        " << verdict_name(r.decision.verdict) << ": " << r.decision.reason << "\n";
   if (r.decision.verdict != Verdict::kWrongAnswer) return;
   for (const OutputReport& o : r.outputs) {
@@ -370,6 +374,31 @@ bool check_sweep_dir(const std::string& dir, std::string* err) {
   return true;
 }
 
+// What a benchmark's sampled windows showed, beside their per-call times.
+struct WindowSamples {
+  std::vector<WindowClock> clocks;
+  std::vector<double> worker_ms, host_ms;
+  int queued_late = 0;
+  int calls_per_window = 1;
+  int calls = 0;             // every call made, warm-up windows included
+  double fastest_ms = 1e30;  // the fastest per-call time of the warm-up windows
+  void add(const WindowResult& w) {
+    clocks.push_back(w.clock);
+    worker_ms.push_back(w.worker_event_ms);
+    host_ms.push_back(w.host_call_ms);
+    queued_late += w.queued_late;
+  }
+};
+
+// What a window's prepare request and the judge's window need, planned from its inputs.
+struct WindowPlan {
+  std::vector<uint8_t> canary;
+  std::vector<WindowBuffer> buffers;                // one set's buffers, in layout order
+  std::vector<std::vector<const uint8_t*>> inputs;  // per set, its input payloads
+  std::vector<size_t> offsets;                      // each buffer's offset in a set's image
+  nlohmann::json prepare;                           // the worker's prepare request
+};
+
 class Session {
  public:
   Session(const JudgeOptions& opts, std::ostream& log) : opts_(opts), log_(log) {}
@@ -392,37 +421,92 @@ class Session {
   // solution itself failed to load (its constructors crashed, exited or hung); otherwise
   // *err says why the worker could not start (the judge's failure).
   bool start_worker(std::string* err, bool* load_failed = nullptr, CallFacts* load_facts = nullptr);
+  // The calibration of the judge's window on a fresh worker (WindowCalibration), before any
+  // user code is loaded. False + *err when the worker failed.
+  bool calibrate_window(double timeout, std::string* err);
   // A failed start as the verdict of the case that needed the worker.
-  bool start_or_fail(CallResult* r);
-  RawCall send_call(const CaseSpec& c, const ProblemData& in, bool timed, const Layout& layout,
-                    const std::vector<Poison>& poisons);
-  // *dev: the window's GPU times (harness/verdict.h), zero without a window.
-  CallReply windowed_call(const nlohmann::json& request, double timeout, double* ms,
-                          WindowClock* dev);
+  bool start_or_fail(WindowResult* r);
+  RawWindow send_window(const CaseSpec& c, const std::vector<ProblemData>& ins,
+                        const Layout& layout, const std::vector<Poison>& poisons);
+  // The window's buffers, canary, inputs and prepare request (under a tool: the one call's
+  // buffers written into shared memory).
+  WindowPlan plan_window(const Layout& layout, const std::vector<ProblemData>& ins,
+                         const std::vector<Poison>& poisons) const;
+  // After the worker's prepare reply: its handles mapped, every set filled and the inputs
+  // staged. False with raw->facts (the worker's fault) or raw->judge_failed set.
+  bool load_window(const CallReply& reply, const WindowPlan& plan, int sets, RawWindow* raw);
+  // One window of calls in the worker (harness/call_window.h): the request, its "queued"
+  // answer (or kQueueWaitSeconds), the window, "settle", the final reply. *clock: the
+  // judge's events; *queued_late: solve() had not returned in time (it synchronises).
+  CallReply run_window(nlohmann::json request, double timeout, WindowClock* clock,
+                       bool* queued_late);
+  // run_window()'s wait for its window on the GPU, watching the worker's channel until
+  // `deadline`; kOk once the window is done (*queued set when a late "queued" came). On any
+  // other outcome the worker is gone and the window has been released.
+  CallReply await_window(uint32_t seq, double timeout, Clock::time_point deadline, bool* queued);
   // The worker's sync buffer named in a prepare reply, mapped (false + *err: the worker's
   // fault).
   bool map_sync(const CallReply& reply, std::string* err);
-  // The worker's prepare request: buffers and arguments, flush for a timed call, ring slot
-  // (-1: fresh buffers), and whether the judge's window handles the buffers.
-  nlohmann::json prepare_request(const nlohmann::json& buffers, const nlohmann::json& args,
-                                 bool timed, int slot) const;
+  // The worker's prepare request: buffers, one argument list per set, and whether the
+  // judge's window handles the buffers.
+  nlohmann::json prepare_request(const nlohmann::json& buffers, const nlohmann::json& set_args,
+                                 int sets) const;
   // A CUDA failure of the judge's own work: the run cannot go on (fatal_).
   void set_judge_cuda_failure(const char* step, cudaError_t e);
-  // The judge's pre-call work (L2 flush) in its own context: the yardstick's, and the
-  // flush inside every call window. Null with *err set when it cannot be made.
+  // The judge's pre-call work (warm-up, L2 flush) in its own context: the yardstick's, and
+  // the flush inside every call window. Null with *err set when it cannot be made.
   PreCall* judge_pre_call(std::string* err);
-  CallResult call_once(const CaseSpec& c, const ProblemData& in, bool timed);
+  // Sends one window of calls, one per input set, and judges every call: integrity, then
+  // every output against the oracle (the first failing call decides). `timed`: a benchmark
+  // window (its clock is the figure); untimed windows of one call with outputs that have no
+  // NaN poison are made twice, with complementary poison.
+  WindowResult judge_window(const CaseSpec& c, const std::vector<ProblemData>& ins, bool timed);
+  // Checks every set's outputs of a window against the oracle; decides *r.
+  // `first`: the outputs of a window made twice (empty: each set's own, read back).
+  void check_answers(const CaseSpec& c, const std::vector<ProblemData>& ins, const Layout& layout,
+                     const std::vector<std::vector<uint8_t>>& first,
+                     const std::vector<Poison>& poisons,
+                     const std::vector<std::vector<uint8_t>>* second,
+                     const std::vector<Poison>& second_poisons, WindowResult* r);
   // The oracle's answer for every output; given what solve() wrote (`written`, by output
   // name), the challenge's answer for the choices it made (Challenge::condition). Every
   // output then has an answer of the right size for its comparison.
   bool compute_expected(const ProblemData& in, Expected* out, std::string* err,
                         const std::map<std::string, std::vector<uint8_t>>* written = nullptr);
+  // `count` input sets of case `c` into *ins, seeds into *seeds: the first from
+  // `first_seed` when `use_first_seed`, every other from a fresh random seed.
+  bool generate_sets(const CaseSpec& c, int count, bool use_first_seed, uint64_t first_seed,
+                     std::vector<ProblemData>* ins, std::vector<uint64_t>* seeds, std::string* err);
+  // How many calls a window of this layout makes when one call takes `per_call_ms`: enough
+  // for kWindowTargetMs of calls, within the memory budget and kMaxWindowCalls.
+  int calls_for(double per_call_ms, const Layout& layout) const;
+  // One set's argument list for the worker (buffers by index, dims, scalars).
+  nlohmann::json call_args(const ProblemData& in,
+                           const std::map<std::string, int>& buffer_index) const;
+  // The worker's own figures from its final reply (diagnostics; a malformed one ends the
+  // window as the worker's failure).
+  void read_worker_word(const CallReply& reply, RawWindow* raw) const;
+  // Every set's canaries and inputs after the window; the first failure goes into raw.
+  void check_integrity(const Layout& layout, const std::vector<ProblemData>& ins,
+                       const std::vector<uint8_t>& canary, RawWindow* raw) const;
+  // Set `set`'s outputs as read back, in output order.
+  std::vector<std::vector<uint8_t>> outputs_of(const Layout& layout, int set) const;
+  // Set `set`'s buffers after a window, at their layout offsets.
+  const uint8_t* set_image(int set) const {
+    return window_ ? window_->host_image(set) : worker_->shm();
+  }
+  // A benchmark's record entry, and its lines in the summary.
+  void fill_benchmark_json(const SampleRun& run, const WindowSamples& w, const WindowResult& last,
+                           bool passed, Verdict v, double workload, nlohmann::json* out) const;
+  void report_benchmark(const CaseSpec& c, const TimingSpec& timing, const SampleRun& run,
+                        const WindowSamples& w, const WindowResult& last, bool passed, Verdict v,
+                        uint64_t failed_seed);
 
   // Cases.
   nlohmann::json run_test(const CaseSpec& c);
   nlohmann::json run_benchmark(const CaseSpec& c);
-  void time_yardstick(const ProblemData& in, const TimingSpec& timing, double workload,
-                      nlohmann::json* j);
+  void time_yardstick(const std::vector<ProblemData>& ins, const TimingSpec& timing,
+                      double workload, nlohmann::json* j);
   ExitCode run_sanitize(nlohmann::json* record);
   ExitCode run_profile(nlohmann::json* record);
   ExitCode run_dump();
@@ -474,12 +558,11 @@ class Session {
   std::vector<std::string> tool_logs_;
   double timeout_scale_ = 1;
   double exit_grace_seconds_ = 2;
-  uint64_t calls_made_ = 0;
-  double overhead_ms_ = 0;  // median judge-clock time of an empty timed round trip
-  // Medians over the same calls of an empty window's parts on the GPU timeline.
-  WindowClock empty_window_;
-  uint32_t window_seq_ = 0;  // the last window's sequence number (its go/done words)
-  std::string sandbox_;      // what the worker's sandbox enforced
+  // The judge's window calibrated before the solution was loaded (harness/verdict.h).
+  WindowCalibration calib_;
+  size_t window_budget_bytes_ = 0;  // device memory a window's sets may take, all copies counted
+  uint32_t window_seq_ = 0;         // the last window's sequence number (its go/done words)
+  std::string sandbox_;             // what the worker's sandbox enforced
   // --action sweep: the shapes and where they came from.
   std::vector<CaseSpec> sweep_shapes_;
   std::string sweep_source_;
@@ -518,16 +601,22 @@ PreCall* Session::judge_pre_call(std::string* err) {
 
 // Part by part medians of windows' GPU times, and their record form.
 WindowClock median_window(const std::vector<WindowClock>& w) {
-  std::vector<double> pre, device, post;
+  std::vector<double> pre, call, post;
   for (const WindowClock& c : w) {
     pre.push_back(c.pre_ms);
-    device.push_back(c.device_ms);
+    call.push_back(c.call_ms);
     post.push_back(c.post_ms);
   }
-  return {summarize(pre).median_ms, summarize(device).median_ms, summarize(post).median_ms};
+  return {summarize(pre).median_ms, summarize(call).median_ms, summarize(post).median_ms};
 }
 nlohmann::json window_json(const WindowClock& c) {
-  return {{"delivery", c.pre_ms}, {"call", c.device_ms}, {"snapshot", c.post_ms}};
+  return {{"delivery", c.pre_ms}, {"call", c.call_ms}, {"snapshot", c.post_ms}};
+}
+nlohmann::json calibration_json(const WindowCalibration& c) {
+  return {{"switch", c.switch_ms},
+          {"memops_only", c.memops_ms},
+          {"delivery", c.pre_ms},
+          {"snapshot", c.post_ms}};
 }
 
 bool Session::start_worker(std::string* err, bool* load_failed, CallFacts* load_facts) {
@@ -558,46 +647,24 @@ bool Session::start_worker(std::string* err, bool* load_failed, CallFacts* load_
   // The judge's window on the worker's buffers, set up (and its copies timed) before the
   // first worker runs; the mappings of an earlier worker go with it.
   if (wrapper_.empty() && !window_) {
-    PreCall* flush = judge_pre_call(err);
-    if (!flush) return false;
+    PreCall* pre = judge_pre_call(err);
+    if (!pre) return false;
     auto cw = std::make_unique<CallWindow>();
-    if (!cw->init(flush, err)) return false;
+    if (!cw->init(pre, err)) return false;
     window_ = std::move(cw);
+    size_t free_bytes = 0, total_bytes = 0;
+    cudaMemGetInfo(&free_bytes, &total_bytes);
+    window_budget_bytes_ = std::min<size_t>(size_t(0.3 * double(free_bytes)), size_t(24) << 30);
   }
   if (window_) window_->unmap_all();
   worker_ = WorkerProcess::start(w, err);
   if (!worker_) return false;
-  // The overhead of the judge's own clock: empty timed round trips in the judge's window
-  // (with no buffers to copy), before any user code is in the worker's address space, each
-  // after the pre-call traffic and L2 flush of a prepare with no buffers, as the empty round
-  // trip beside every timed call is.
   const double timeout = timeout_scale_ * spec_.call_timeout_seconds;
-  std::vector<double> wall;
-  std::vector<WindowClock> windows;
-  // Under compute-sanitizer or ncu timing means nothing (and every blocking kernel would be
-  // instrumented): no calibration.
-  const int calibration_calls = wrapper_.empty() ? kCalibrationCalls : 0;
-  for (int i = 0; i < calibration_calls; ++i) {
-    CallReply r = worker_->call(
-        prepare_request(nlohmann::json::array(), nlohmann::json::array(), true, -1), timeout);
-    std::string why;
-    if (r.outcome == CallOutcome::kOk && (!window_->map({}, {}, &why) || !map_sync(r, &why))) {
-      r.outcome = CallOutcome::kWorkerError;
-      r.detail = why;
-    }
-    double ms = 0;
-    WindowClock dev;
-    if (r.outcome == CallOutcome::kOk) r = windowed_call({{"op", "empty"}}, timeout, &ms, &dev);
-    wall.push_back(ms);
-    windows.push_back(dev);
-    if (r.outcome != CallOutcome::kOk) {
-      *err = "worker failed while the judge calibrated its clock: " + r.detail;
-      worker_.reset();
-      return false;
-    }
+  // Under compute-sanitizer or ncu timing means nothing: no window, no calibration.
+  if (window_ && !calibrate_window(timeout, err)) {
+    worker_.reset();
+    return false;
   }
-  overhead_ms_ = summarize(wall).median_ms;
-  empty_window_ = median_window(windows);
   sandbox_ = worker_->sandbox();
   CallReply loaded = worker_->call({{"op", "load"}}, timeout);
   if (loaded.outcome != CallOutcome::kOk) {
@@ -616,7 +683,43 @@ bool Session::start_worker(std::string* err, bool* load_failed, CallFacts* load_
   return true;
 }
 
-bool Session::start_or_fail(CallResult* r) {
+bool Session::calibrate_window(double timeout, std::string* err) {
+  CallReply r = worker_->call(
+      prepare_request(nlohmann::json::array(), nlohmann::json::array({nlohmann::json::array()}), 1),
+      timeout);
+  std::string why;
+  if (r.outcome == CallOutcome::kOk && (!window_->map({}, {}, 1, &why) || !map_sync(r, &why) ||
+                                        window_->stage({{}}) != cudaSuccess)) {
+    r.outcome = CallOutcome::kWorkerError;
+    r.detail = why.empty() ? "the judge could not stage an empty window" : why;
+  }
+  // Windows of no kernel, of one null kernel and of nine, interleaved: the switches are
+  // (9 * one - nine) / 8 (verdict.h, switch_ms_from).
+  std::vector<double> memops, one, nine;
+  std::vector<WindowClock> ones;
+  for (int i = 0; i < kCalibrationWindows && r.outcome == CallOutcome::kOk; ++i) {
+    for (int kernels : {0, 1, 9}) {
+      WindowClock clock;
+      bool late = false;
+      r = run_window({{"op", "calibrate"}, {"kernels", kernels}}, timeout, &clock, &late);
+      if (r.outcome != CallOutcome::kOk) break;
+      (kernels == 0 ? memops : kernels == 1 ? one : nine).push_back(clock.call_ms);
+      if (kernels == 1) ones.push_back(clock);
+    }
+  }
+  if (r.outcome != CallOutcome::kOk) {
+    *err = "worker failed while the judge calibrated its clock: " + r.detail;
+    return false;
+  }
+  const WindowClock m = median_window(ones);
+  calib_.switch_ms = switch_ms_from(summarize(one).median_ms, summarize(nine).median_ms);
+  calib_.memops_ms = summarize(memops).median_ms;
+  calib_.pre_ms = m.pre_ms;
+  calib_.post_ms = m.post_ms;
+  return true;
+}
+
+bool Session::start_or_fail(WindowResult* r) {
   std::string err;
   bool load_failed = false;
   CallFacts facts;
@@ -652,12 +755,12 @@ bool Session::compute_expected(const ProblemData& in, Expected* out, std::string
   return true;
 }
 
-nlohmann::json Session::prepare_request(const nlohmann::json& buffers, const nlohmann::json& args,
-                                        bool timed, int slot) const {
+nlohmann::json Session::prepare_request(const nlohmann::json& buffers,
+                                        const nlohmann::json& set_args, int sets) const {
   // With the judge's window the worker only allocates and exports; under a tool it fills
   // the buffers from shared memory.
-  return {{"op", "prepare"}, {"buffers", buffers}, {"args", args},           {"flush_l2", timed},
-          {"slot", slot},    {"fill", !window_},   {"export", bool(window_)}};
+  return {{"op", "prepare"}, {"buffers", buffers}, {"set_args", set_args},
+          {"sets", sets},    {"fill", !window_},   {"fresh", opts_.buffers == BufferMode::kFresh}};
 }
 
 void Session::set_judge_cuda_failure(const char* step, cudaError_t e) {
@@ -673,117 +776,268 @@ bool Session::map_sync(const CallReply& reply, std::string* err) {
   return window_->map_sync(h->get<std::string>(), err);
 }
 
-// How long a window may still wait for the worker's done word after the worker answered.
-constexpr auto kDoneGrace = std::chrono::seconds(1);
-
-// One round trip inside the judge's window (harness/call_window.h): the whole window is
-// enqueued on the judge's stream first (inputs delivered, L2 flushed, the go word, a wait for
-// the worker's done word, every output copied to judge-only memory), then the worker is told
-// to go; the judge's clock (*ms) runs until the window's work is done, and its device events
-// give the window's GPU times (*dev). Without a window (under a tool) the round trip alone.
-CallReply Session::windowed_call(const nlohmann::json& request, double timeout, double* ms,
-                                 WindowClock* dev) {
-  const auto t0 = Clock::now();
-  const auto limit =
-      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout));
-  *dev = WindowClock{};
-  CallReply r;
-  auto judge_failed = [&](const char* step, cudaError_t e) {
-    set_judge_cuda_failure(step, e);
-    r.outcome = CallOutcome::kWorkerError;
-    r.detail = fatal_;
-    *ms = seconds_since(t0) * 1000.0;
-    return r;
-  };
-  if (!window_) {
-    r = worker_->call(request, timeout);
-    *ms = seconds_since(t0) * 1000.0;
-    return r;
+CallReply Session::await_window(uint32_t seq, double timeout, Clock::time_point deadline,
+                                bool* queued) {
+  // The window runs on the GPU; the worker must stay silent but for a late "queued".
+  CallReply r{CallOutcome::kOk, "", {}};
+  cudaError_t e;
+  while ((e = window_->wait(std::min(deadline, Clock::now() + std::chrono::milliseconds(20)))) ==
+         cudaErrorNotReady) {
+    if (Clock::now() >= deadline) {
+      worker_->kill_all();
+      r = {CallOutcome::kTimeout,
+           "no answer within " + std::to_string(timeout) +
+               " s: its calls kept the judge's window from ending (killed)",
+           {}};
+      break;
+    }
+    CallReply m = worker_->receive(kWindowPollSeconds, false);
+    if (m.outcome == CallOutcome::kTimeout) continue;
+    if (m.outcome == CallOutcome::kOk && !*queued && m.data.value("op", "") == "queued") {
+      *queued = true;
+      continue;
+    }
+    if (m.outcome == CallOutcome::kOk) {
+      worker_->kill_all();
+      m = {CallOutcome::kWorkerError, "answered before the judge's window had ended", {}};
+    }
+    r = m;
+    break;
   }
-  const uint32_t seq = ++window_seq_;
-  cudaError_t e = window_->open(seq);
-  if (e != cudaSuccess) {
+  if (r.outcome != CallOutcome::kOk) {
+    // The worker is gone: its done word will never come, so the judge writes it.
     window_->release(seq);
-    return judge_failed("call window", e);
-  }
-  nlohmann::json go = request;
-  go["seq"] = seq;
-  r = worker_->call(go, timeout);
-  // A worker that failed, or answered without writing its done word, leaves the window
-  // waiting: the judge writes the word itself (a call that failed is not timed anyway, and
-  // an answer without it is either a forged one, whose outputs the snapshot then takes as
-  // they are, or it waits out the call's time limit below).
-  if (r.outcome != CallOutcome::kOk) window_->release(seq);
-  // An honest worker writes its done word before it answers, so after an answer the window
-  // ends at once. One that answered without it (a solution speaking for the worker) gets a
-  // grace period, then the judge ends the window itself: whatever the call had not finished
-  // by then is missing from the snapshot, and the window's device time runs until then.
-  e = window_->wait(Clock::now() + (r.outcome == CallOutcome::kOk ? kDoneGrace : limit));
-  if (e == cudaErrorNotReady && r.outcome == CallOutcome::kOk) {
-    window_->release(seq);
-    e = window_->wait(Clock::now() + limit);
-  }
-  if (e == cudaErrorNotReady) {
-    // The done word never came, or the worker kept the GPU so busy for the whole call
-    // timeout that the judge's copies never ran: it is killed (its work goes with it) and
-    // the call has timed out.
-    worker_->kill_all();
-    window_->release(seq);
-    r.outcome = CallOutcome::kTimeout;
-    r.detail = "no answer within " + std::to_string(timeout) +
-               " s: its work kept the GPU from the judge's window (killed)";
     e = window_->wait(Clock::now() + std::chrono::seconds(10));
+    if (e != cudaSuccess) set_judge_cuda_failure("call window", e);
+    return r;
   }
-  if (e != cudaSuccess) return judge_failed("call window", e);
-  *dev = window_->clock();
-  *ms = seconds_since(t0) * 1000.0;
+  if (e != cudaSuccess) {
+    set_judge_cuda_failure("call window", e);
+    worker_->kill_all();
+    return {CallOutcome::kWorkerError, fatal_, {}};
+  }
   return r;
 }
 
-// Sends one call and gathers what the reply and the buffers show about its integrity. With
-// the judge's window (the normal case) the worker only allocates the buffers: the judge
-// writes canaries and poison into them, delivers the inputs inside the timed window and
-// reads everything back itself. Under a tool the buffers travel through shared memory.
-RawCall Session::send_call(const CaseSpec& c, const ProblemData& in, bool timed,
-                           const Layout& layout, const std::vector<Poison>& poisons) {
-  RawCall raw;
-  uint8_t* shm = worker_->shm();
-  // A fresh canary for every call, from the kernel's random source: it carries nothing a
-  // solution could use to predict seeds or later canaries.
-  std::vector<uint8_t> canary(kCanaryBytes);
-  random_bytes(canary.data(), canary.size());
-  nlohmann::json buffers = nlohmann::json::array();
-  std::map<std::string, int> buffer_index;
-  std::vector<WindowBuffer> window_buffers;
-  std::vector<const uint8_t*> inputs;
-  std::vector<size_t> offsets;
-  size_t out_i = 0;
-  for (const Slot& s : layout.slots) {
-    WindowBuffer wb;
-    wb.payload = s.payload;
-    wb.canary = kCanaryBytes;
-    wb.output = s.param->role != "in";
-    if (wb.output) {
-      wb.poison = dtype_has_nan_poison(s.param->dtype) ? 0xFF : poisons[out_i].byte;
-      ++out_i;
-    } else {
-      inputs.push_back(in.buffers.at(s.param->name).data());
+CallReply Session::run_window(nlohmann::json request, double timeout, WindowClock* clock,
+                              bool* queued_late) {
+  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                           std::chrono::duration<double>(timeout));
+  auto left = [&] {
+    return std::max(0.0, std::chrono::duration<double>(deadline - Clock::now()).count());
+  };
+  *clock = WindowClock{};
+  *queued_late = false;
+  const uint32_t seq = ++window_seq_;
+  request["seq"] = seq;
+  CallReply r;
+  if (!worker_->send(request, &r)) return r;
+  // The worker queues its calls behind the go word, then says so. A solve() that waits for
+  // the device cannot return before the go word: after kQueueWaitSeconds the window opens
+  // anyway and its calls run as they come, on the judge's clock.
+  r = worker_->receive(kQueueWaitSeconds, false);
+  bool queued = r.outcome == CallOutcome::kOk;
+  if (queued && r.data.value("op", "") != "queued") {
+    worker_->kill_all();
+    return {CallOutcome::kWorkerError, "answered before it had queued its calls", {}};
+  }
+  if (!queued && r.outcome != CallOutcome::kTimeout) return r;
+  *queued_late = !queued;
+  cudaError_t e = window_->open(seq);
+  if (e != cudaSuccess) {
+    window_->release(seq);
+    set_judge_cuda_failure("call window", e);
+    return {CallOutcome::kWorkerError, fatal_, {}};
+  }
+  r = await_window(seq, timeout, deadline, &queued);
+  if (r.outcome != CallOutcome::kOk) return r;
+  *clock = window_->clock();
+  if (!queued) {
+    r = worker_->receive(left());
+    if (r.outcome != CallOutcome::kOk) return r;
+    if (r.data.value("op", "") != "queued") {
+      worker_->kill_all();
+      return {CallOutcome::kWorkerError, "answered before it had queued its calls", {}};
     }
-    if (!window_) {
-      uint8_t* base = shm + s.offset;
-      std::memcpy(base, canary.data(), kCanaryBytes);
-      std::memcpy(base + kCanaryBytes + s.payload, canary.data(), kCanaryBytes);
+  }
+  if (!worker_->send({{"op", "settle"}}, &r)) return r;
+  r = worker_->receive(left());
+  if (r.outcome == CallOutcome::kOk && r.data.value("op", "") == "queued") {
+    worker_->kill_all();
+    return {CallOutcome::kWorkerError, "said twice that it had queued its calls", {}};
+  }
+  return r;
+}
+
+bool Session::generate_sets(const CaseSpec& c, int count, bool use_first_seed, uint64_t first_seed,
+                            std::vector<ProblemData>* ins, std::vector<uint64_t>* seeds,
+                            std::string* err) {
+  ins->assign(size_t(count), ProblemData{});
+  seeds->assign(size_t(count), 0);
+  for (int i = 0; i < count; ++i) {
+    // A seed the worker cannot predict for every call but a case's first, so replaying an
+    // earlier output can never pass.
+    (*seeds)[i] = use_first_seed && i == 0 ? first_seed : random_u64();
+  }
+  // The sets are independent (a generator is a function of its case and seed): made on
+  // several threads, the first error kept.
+  const int threads = std::max(1, std::min<int>(count, int(std::thread::hardware_concurrency())));
+  std::vector<std::string> errs(static_cast<size_t>(threads));
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      for (int i = t; i < count && errs[t].empty(); i += threads) {
+        std::string e;
+        if (!challenge_->generate(c, (*seeds)[i], &(*ins)[i], &e)) errs[t] = e.empty() ? "?" : e;
+      }
+    });
+  }
+  for (std::thread& th : pool) th.join();
+  for (const std::string& e : errs) {
+    if (!e.empty()) {
+      *err = e;
+      return false;
+    }
+  }
+  return true;
+}
+
+int Session::calls_for(double per_call_ms, const Layout& layout) const {
+  const double want = std::ceil(kWindowTargetMs / std::max(per_call_ms, 1e-3));
+  // The worker's set, the judge's staged inputs and its snapshot of the outputs.
+  const double per_set = 2.0 * double(std::max<size_t>(layout.total, 1));
+  const double by_memory = std::floor(double(window_budget_bytes_) / per_set);
+  return int(std::max(1.0, std::min({want, by_memory, double(kMaxWindowCalls)})));
+}
+
+WindowPlan Session::plan_window(const Layout& layout, const std::vector<ProblemData>& ins,
+                                const std::vector<Poison>& poisons) const {
+  WindowPlan p;
+  const int sets = int(ins.size());
+  // A fresh canary for every window, from the kernel's random source: it carries nothing a
+  // solution could use to predict seeds or later canaries.
+  p.canary.resize(kCanaryBytes);
+  random_bytes(p.canary.data(), p.canary.size());
+  p.inputs.resize(static_cast<size_t>(sets));
+  std::map<std::string, int> buffer_index;
+  nlohmann::json buffers = nlohmann::json::array();
+  size_t out_i = 0;
+  for (const Slot& sl : layout.slots) {
+    WindowBuffer wb;
+    wb.payload = sl.payload;
+    wb.canary = kCanaryBytes;
+    wb.output = sl.param->role != "in";
+    if (wb.output) {
+      wb.poison = dtype_has_nan_poison(sl.param->dtype) ? 0xFF : poisons[out_i++].byte;
+    } else {
+      for (int s = 0; s < sets; ++s)
+        p.inputs[s].push_back(ins[s].buffers.at(sl.param->name).data());
+    }
+    if (!window_) {  // under a tool the one call's buffers travel through shared memory
+      uint8_t* base = worker_->shm() + sl.offset;
+      std::memcpy(base, p.canary.data(), kCanaryBytes);
+      std::memcpy(base + kCanaryBytes + sl.payload, p.canary.data(), kCanaryBytes);
       if (wb.output) {
-        std::memset(base + kCanaryBytes, wb.poison, s.payload);
+        std::memset(base + kCanaryBytes, wb.poison, sl.payload);
       } else {
-        std::memcpy(base + kCanaryBytes, inputs.back(), s.payload);
+        std::memcpy(base + kCanaryBytes, p.inputs[0].back(), sl.payload);
       }
     }
-    window_buffers.push_back(wb);
-    offsets.push_back(s.offset);
-    buffer_index[s.param->name] = static_cast<int>(buffers.size());
-    buffers.push_back({{"offset", s.offset}, {"size", s.payload}, {"canary", kCanaryBytes}});
+    p.buffers.push_back(wb);
+    p.offsets.push_back(sl.offset);
+    buffer_index[sl.param->name] = static_cast<int>(buffers.size());
+    buffers.push_back({{"offset", sl.offset}, {"size", sl.payload}, {"canary", kCanaryBytes}});
   }
+  nlohmann::json set_args = nlohmann::json::array();
+  for (const ProblemData& in : ins) set_args.push_back(call_args(in, buffer_index));
+  p.prepare = prepare_request(buffers, set_args, sets);
+  return p;
+}
+
+bool Session::load_window(const CallReply& reply, const WindowPlan& plan, int sets,
+                          RawWindow* raw) {
+  CallFacts& f = raw->facts;
+  std::vector<std::string> handles;
+  auto h = reply.data.find("handles");
+  std::string why = "malformed reply: no list of buffer handles";
+  bool ok = h != reply.data.end() && h->is_array();
+  for (size_t i = 0; ok && i < h->size(); ++i) {
+    ok = (*h)[i].is_string();
+    if (ok) handles.push_back((*h)[i].get<std::string>());
+  }
+  if (ok) ok = window_->map(handles, plan.buffers, sets, &why) && map_sync(reply, &why);
+  if (!ok) {
+    worker_->kill_all();
+    f.end = CallEnd::kWorkerError;
+    f.end_detail = why;
+    return false;
+  }
+  cudaError_t e = window_->fill(plan.canary.data());
+  const char* step = "filling of the call's buffers";
+  if (e == cudaSuccess) {
+    e = window_->stage(plan.inputs);
+    step = "staging of the inputs";
+  }
+  if (e == cudaSuccess) return true;
+  set_judge_cuda_failure(step, e);
+  raw->judge_failed = true;
+  f.end = CallEnd::kWorkerError;
+  f.end_detail = fatal_;
+  return false;
+}
+
+// Sends one window of calls and gathers what the replies and the buffers show about their
+// integrity. With the judge's window (the normal case) the worker only allocates the
+// buffers: the judge writes canaries and poison into them, delivers the inputs inside the
+// timed window and reads everything back itself. Under a tool the buffers of the single call
+// travel through shared memory.
+RawWindow Session::send_window(const CaseSpec& c, const std::vector<ProblemData>& ins,
+                               const Layout& layout, const std::vector<Poison>& poisons) {
+  RawWindow raw;
+  const int sets = int(ins.size());
+  const WindowPlan plan = plan_window(layout, ins, poisons);
+  nlohmann::json req = plan.prepare;
+  req["case"] = c.name;
+  const double base_timeout =
+      opts_.call_timeout_seconds > 0 ? opts_.call_timeout_seconds : spec_.call_timeout_seconds;
+  // The window's time limit grows with its calls (the spec's limit is per call).
+  const double timeout = timeout_scale_ * base_timeout * std::max(1, sets);
+  CallFacts& f = raw.facts;
+  f.under_tool = !wrapper_.empty();
+  CallReply reply = worker_->call(req, timeout);
+  if (reply.outcome == CallOutcome::kOk && window_) {
+    if (!load_window(reply, plan, sets, &raw)) return raw;
+    reply = run_window({{"op", "go"}}, timeout, &raw.clock, &raw.queued_late);
+    if ((raw.judge_failed = !fatal_.empty())) return raw;
+  } else if (reply.outcome == CallOutcome::kOk) {
+    reply = worker_->call({{"op", "go"}}, timeout);
+    if (reply.outcome == CallOutcome::kOk) {
+      CallReply collected = worker_->call({{"op", "collect"}}, timeout);
+      if (collected.outcome != CallOutcome::kOk) reply = collected;
+    }
+  }
+  f.end = call_end_of(reply.outcome);
+  f.end_detail = reply.detail;
+  if (f.end != CallEnd::kOk) return raw;
+  if (window_) {
+    raw.delivery_model_ms = window_->delivery_model_ms();
+    raw.snapshot_model_ms = window_->snapshot_model_ms();
+    cudaError_t e = window_->read_back(plan.offsets, layout.total);
+    if (e != cudaSuccess) {
+      set_judge_cuda_failure("read-back of the call's buffers", e);
+      raw.judge_failed = true;
+      f.end = CallEnd::kWorkerError;
+      f.end_detail = fatal_;
+      return raw;
+    }
+  }
+  read_worker_word(reply, &raw);
+  if (f.end == CallEnd::kOk) check_integrity(layout, ins, plan.canary, &raw);
+  return raw;
+}
+
+nlohmann::json Session::call_args(const ProblemData& in,
+                                  const std::map<std::string, int>& buffer_index) const {
   nlohmann::json args = nlohmann::json::array();
   for (const ParamSpec& p : spec_.params) {
     if (p.is_buffer()) {
@@ -796,130 +1050,64 @@ RawCall Session::send_call(const CaseSpec& c, const ProblemData& in, bool timed,
       args.push_back({{"float", static_cast<float>(in.scalars.at(p.name))}});
     }
   }
-  const int slot =
-      opts_.buffers == BufferMode::kFresh ? -1 : int(calls_made_++ % uint64_t(kRingDepth));
-  nlohmann::json req = prepare_request(buffers, args, timed, slot);
-  req["case"] = c.name;
-  const double base_timeout =
-      opts_.call_timeout_seconds > 0 ? opts_.call_timeout_seconds : spec_.call_timeout_seconds;
-  const double timeout = timeout_scale_ * base_timeout;
-  CallFacts& f = raw.facts;
-  f.under_tool = !wrapper_.empty();
-  auto judge_failed = [&](const char* what, cudaError_t e) {
-    set_judge_cuda_failure(what, e);
-    raw.judge_failed = true;
-    f.end = CallEnd::kWorkerError;
-    f.end_detail = fatal_;
-    return raw;
-  };
-  // prepare (allocation, pre-call traffic, flush; untimed), then with the window: the
-  // buffers mapped and filled, an empty round trip in a window (the overhead of the
-  // judge's clock, measured right here under the call's conditions), the inputs staged, and
-  // go in a window. Only go runs user code.
-  CallReply reply = worker_->call(req, timeout);
-  if (reply.outcome == CallOutcome::kOk && window_) {
-    std::vector<std::string> handles;
-    auto h = reply.data.find("handles");
-    std::string why = "malformed reply: no list of buffer handles";
-    bool ok = h != reply.data.end() && h->is_array();
-    for (size_t i = 0; ok && i < h->size(); ++i) {
-      ok = (*h)[i].is_string();
-      if (ok) handles.push_back((*h)[i].get<std::string>());
-    }
-    if (ok) ok = window_->map(handles, window_buffers, &why) && map_sync(reply, &why);
-    if (!ok) {
-      worker_->kill_all();
-      f.end = CallEnd::kWorkerError;
-      f.end_detail = why;
-      return raw;
-    }
-    cudaError_t e = window_->fill(canary.data());
-    if (e != cudaSuccess) return judge_failed("filling of the call's buffers", e);
-  }
-  if (reply.outcome == CallOutcome::kOk && timed) {
-    WindowClock ignored;
-    reply = windowed_call({{"op", "empty"}}, timeout, &raw.empty_wall_ms, &ignored);
-    raw.judge_failed = !fatal_.empty();
-    if (raw.judge_failed) return raw;
-  }
-  if (reply.outcome == CallOutcome::kOk && window_) {
-    cudaError_t e = window_->stage(inputs);
-    if (e != cudaSuccess) return judge_failed("staging of the inputs", e);
-  }
-  if (reply.outcome == CallOutcome::kOk) {
-    reply = windowed_call({{"op", "go"}}, timeout, &raw.wall_ms, &raw.window);
-    raw.judge_failed = !fatal_.empty();
-    if (raw.judge_failed) return raw;
-    if (reply.outcome == CallOutcome::kOk && !window_) {
-      CallReply collected = worker_->call({{"op", "collect"}}, timeout);
-      if (collected.outcome != CallOutcome::kOk) reply = collected;
-    }
-  }
-  f.end = call_end_of(reply.outcome);
-  f.end_detail = reply.detail;
-  if (f.end != CallEnd::kOk) return raw;
-  f.judge_wall_ms = raw.wall_ms;
-  if (window_) {
-    raw.copy_allowance_ms = window_->copy_allowance_ms();
-    raw.delivery_model_ms = window_->delivery_model_ms();
-    raw.snapshot_model_ms = window_->snapshot_model_ms();
-    cudaError_t e = window_->read_back(offsets, layout.total);
-    if (e != cudaSuccess) return judge_failed("read-back of the call's buffers", e);
-    raw.image = window_->host_image();
-  } else {
-    raw.image = shm;
-  }
+  return args;
+}
 
-  double threads_before = 0, threads_after = 0, event_ms = 0;
+void Session::read_worker_word(const CallReply& reply, RawWindow* raw) const {
+  CallFacts& f = raw->facts;
+  double threads_before = 0, threads_after = 0;
   std::string why;
-  if (!reply_number(reply.data, "event_ms", &event_ms, &why) ||
-      !reply_number(reply.data, "busy_after_us", &raw.busy_after_us, &why) ||
-      !reply_number(reply.data, "host_call_ms", &raw.host_call_ms, &why) ||
+  if (!reply_number(reply.data, "event_ms", &raw->worker_event_ms, &why) ||
+      !reply_number(reply.data, "busy_after_us", &f.busy_after_us, &why) ||
+      !reply_number(reply.data, "host_call_ms", &raw->host_call_ms, &why) ||
       !reply_number(reply.data, "threads_before", &threads_before, &why) ||
       !reply_number(reply.data, "threads_after", &threads_after, &why)) {
     f.end = CallEnd::kWorkerError;
     f.end_detail = why;
-    return raw;
+    return;
   }
-  auto go_ms = reply.data.find("worker_go_ms");
-  if (go_ms != reply.data.end() && go_ms->is_number()) raw.worker_go_ms = go_ms->get<double>();
-  auto held = reply.data.find("hold_timed_out");
-  raw.hold_timed_out = held != reply.data.end() && held->is_boolean() && held->get<bool>();
-  raw.event_ms = event_ms;
   f.threads_before = int(threads_before);
   f.threads_after = int(threads_after);
-  f.busy_after_us = raw.busy_after_us;
-  f.event_ms = event_ms - (raw.busy_after_us > kCountAfterUs ? raw.busy_after_us / 1000.0 : 0.0);
-
-  for (const Slot& s : layout.slots) {
-    const uint8_t* base = raw.image + s.offset;
-    bool front = std::memcmp(base, canary.data(), kCanaryBytes) == 0;
-    bool back = std::memcmp(base + kCanaryBytes + s.payload, canary.data(), kCanaryBytes) == 0;
-    if (!front || !back) {
-      f.canary_broken = std::string(back ? "before the start" : "past the end") + " of '" +
-                        s.param->name + "' (" + std::to_string(s.payload) + " bytes)";
-      break;
-    }
-  }
-  for (const Slot& s : layout.slots) {
-    if (s.param->role != "in" || !f.input_changed.empty()) continue;
-    const std::vector<uint8_t>& orig = in.buffers.at(s.param->name);
-    const uint8_t* got = raw.image + s.offset + kCanaryBytes;
-    if (std::memcmp(got, orig.data(), s.payload) != 0) {
-      size_t first = 0;
-      while (first < s.payload && got[first] == orig[first]) ++first;
-      f.input_changed = "'" + s.param->name + "' (first changed byte at " + std::to_string(first) +
-                        " of " + std::to_string(s.payload) + ")";
-    }
-  }
-  return raw;
 }
 
-CallResult Session::call_once(const CaseSpec& c, const ProblemData& in, bool timed) {
-  CallResult r;
-  Layout layout = layout_for(spec_, in.dims);
+void Session::check_integrity(const Layout& layout, const std::vector<ProblemData>& ins,
+                              const std::vector<uint8_t>& canary, RawWindow* raw) const {
+  CallFacts& f = raw->facts;
+  for (int s = 0; s < int(ins.size()) && raw->failed_set < 0; ++s) {
+    const uint8_t* image = set_image(s);
+    for (const Slot& sl : layout.slots) {
+      const uint8_t* base = image + sl.offset;
+      bool front = std::memcmp(base, canary.data(), kCanaryBytes) == 0;
+      bool back = std::memcmp(base + kCanaryBytes + sl.payload, canary.data(), kCanaryBytes) == 0;
+      if (!front || !back) {
+        f.canary_broken = std::string(back ? "before the start" : "past the end") + " of '" +
+                          sl.param->name + "' (" + std::to_string(sl.payload) + " bytes)";
+        raw->failed_set = s;
+        break;
+      }
+    }
+    for (const Slot& sl : layout.slots) {
+      if (sl.param->role != "in" || raw->failed_set >= 0) continue;
+      const std::vector<uint8_t>& orig = ins[s].buffers.at(sl.param->name);
+      const uint8_t* got = image + sl.offset + kCanaryBytes;
+      if (std::memcmp(got, orig.data(), sl.payload) != 0) {
+        size_t first = 0;
+        while (first < sl.payload && got[first] == orig[first]) ++first;
+        f.input_changed = "'" + sl.param->name + "' (first changed byte at " +
+                          std::to_string(first) + " of " + std::to_string(sl.payload) + ")";
+        raw->failed_set = s;
+      }
+    }
+  }
+}
+
+WindowResult Session::judge_window(const CaseSpec& c, const std::vector<ProblemData>& ins,
+                                   bool timed) {
+  WindowResult r;
+  r.calls = int(ins.size());
+  const Layout layout = layout_for(spec_, ins.front().dims);
   const std::vector<const ParamSpec*> outs = spec_.outputs();
-  // Outputs whose type has no NaN get a random poison byte per call; an untimed call (a
+  // Outputs whose type has no NaN get a random poison byte per window; an untimed window (a
   // test) of such an output is made twice, the second time with the complementary poison,
   // so that an element never written is told apart from one that equals the poison.
   std::vector<Poison> poisons(outs.size()), second_poisons(outs.size());
@@ -927,84 +1115,105 @@ CallResult Session::call_once(const CaseSpec& c, const ProblemData& in, bool tim
   for (size_t i = 0; i < outs.size(); ++i) {
     random_bytes(&poisons[i].byte, 1);
     second_poisons[i].byte = static_cast<uint8_t>(~poisons[i].byte);
-    twice |= !timed && !dtype_has_nan_poison(outs[i]->dtype);
+    twice |= !timed && ins.size() == 1 && !dtype_has_nan_poison(outs[i]->dtype);
   }
-  RawCall raw = send_call(c, in, timed, layout, poisons);
+  RawWindow raw = send_window(c, ins, layout, poisons);
   if (raw.judge_failed) {
     r.decision = {Verdict::kNotRun, fatal_};
     return r;
   }
-  r.copy_allowance_ms = raw.copy_allowance_ms;
-  r.window = raw.window;
+  r.clock = raw.clock;
+  r.queued_late = raw.queued_late;
   r.delivery_model_ms = raw.delivery_model_ms;
   r.snapshot_model_ms = raw.snapshot_model_ms;
-  r.event_ms = raw.event_ms;
-  r.wall_ms = raw.wall_ms;
-  r.empty_wall_ms = raw.empty_wall_ms;
-  r.worker_go_ms = raw.worker_go_ms;
-  r.host_call_ms = raw.host_call_ms;
-  r.hold_timed_out = raw.hold_timed_out;
-  r.busy_after_us = raw.busy_after_us;
-  r.decision = decide_verdict(raw.facts);
-  if (r.decision.verdict != Verdict::kPassed) return r;
-
-  // Keep the first call's outputs, by name: the second call reuses the same host image.
-  std::map<std::string, std::vector<uint8_t>> first;
-  std::vector<std::vector<uint8_t>> second;
-  for (size_t i = 0; i < outs.size(); ++i) {
-    for (const Slot& s : layout.slots) {
-      if (s.param == outs[i]) {
-        const uint8_t* p = raw.image + s.offset + kCanaryBytes;
-        first[outs[i]->name].assign(p, p + s.payload);
-      }
-    }
+  r.worker_event_ms = raw.worker_event_ms / r.calls;
+  r.host_call_ms = raw.host_call_ms / r.calls;
+  if (window_) {
+    r.judge_call_ms =
+        window_call_ms(raw.clock, calib_, raw.delivery_model_ms, raw.snapshot_model_ms, r.calls);
   }
+  raw.facts.judge_call_ms = r.judge_call_ms;
+  r.decision = decide_verdict(raw.facts);
+  r.failed_call = std::max(0, raw.failed_set);
+  if (r.decision.verdict != Verdict::kPassed) return r;
+  // Keep the first window's outputs: a repeated window reuses the host image.
+  std::vector<std::vector<uint8_t>> second;
   if (twice) {
-    RawCall again = send_call(c, in, timed, layout, second_poisons);
+    const std::vector<std::vector<uint8_t>> first = outputs_of(layout, 0);
+    RawWindow again = send_window(c, ins, layout, second_poisons);
     if (again.judge_failed) {
       r.decision = {Verdict::kNotRun, fatal_};
       return r;
     }
+    again.facts.judge_call_ms = r.judge_call_ms;
     r.decision = decide_verdict(again.facts);
     if (r.decision.verdict != Verdict::kPassed) {
       r.decision.reason = "on the repeated call: " + r.decision.reason;
       return r;
     }
-    second.resize(outs.size());
-    for (size_t i = 0; i < outs.size(); ++i) {
-      for (const Slot& s : layout.slots) {
-        if (s.param == outs[i]) {
-          const uint8_t* p = again.image + s.offset + kCanaryBytes;
-          second[i].assign(p, p + s.payload);
-        }
-      }
-    }
-  }
-
-  Expected expected;
-  std::string err;
-  if (!compute_expected(in, &expected, &err, &first)) {
-    fatal_ = "oracle failed: " + err;
-    r.decision = {Verdict::kNotRun, fatal_};
+    second = outputs_of(layout, 0);
+    check_answers(c, ins, layout, first, poisons, &second, second_poisons, &r);
     return r;
   }
-  CallFacts facts = raw.facts;
-  facts.outputs_checked = true;
-  facts.outputs_ok = true;
-  for (size_t i = 0; i < outs.size(); ++i) {
-    int64_t rows = 0, cols = 0;
-    output_matrix(*outs[i], in.dims, &rows, &cols);
-    OutputReport o = compare_output(*outs[i], rows, cols, first.at(outs[i]->name).data(),
-                                    poisons[i], second.empty() ? nullptr : second[i].data(),
-                                    second_poisons[i], expected.at(outs[i]->name));
-    if (!o.passed && facts.outputs_ok) {
-      facts.outputs_ok = false;
-      facts.outputs_summary = o.summary;
-    }
-    r.outputs.push_back(std::move(o));
+  std::vector<std::vector<uint8_t>> none;
+  check_answers(c, ins, layout, none, poisons, nullptr, second_poisons, &r);
+  // A timed window whose answers are right must also have taken at least the switches.
+  if (r.decision.verdict == Verdict::kPassed && timed && window_) {
+    r.decision = window_check(raw.clock, calib_);
   }
-  r.decision = decide_verdict(facts);
   return r;
+}
+
+std::vector<std::vector<uint8_t>> Session::outputs_of(const Layout& layout, int set) const {
+  std::vector<std::vector<uint8_t>> out;
+  const uint8_t* image = set_image(set);
+  for (const Slot& sl : layout.slots) {
+    if (sl.param->role == "in") continue;
+    const uint8_t* p = image + sl.offset + kCanaryBytes;
+    out.emplace_back(p, p + sl.payload);
+  }
+  return out;
+}
+
+void Session::check_answers(const CaseSpec& c, const std::vector<ProblemData>& ins,
+                            const Layout& layout, const std::vector<std::vector<uint8_t>>& first,
+                            const std::vector<Poison>& poisons,
+                            const std::vector<std::vector<uint8_t>>* second,
+                            const std::vector<Poison>& second_poisons, WindowResult* r) {
+  (void)c;
+  const std::vector<const ParamSpec*> outs = spec_.outputs();
+  for (int s = 0; s < int(ins.size()); ++s) {
+    // The outputs as solve() wrote them, by name (the first window's where it was made twice).
+    const std::vector<std::vector<uint8_t>> got = first.empty() ? outputs_of(layout, s) : first;
+    std::map<std::string, std::vector<uint8_t>> written;
+    for (size_t i = 0; i < outs.size(); ++i) written[outs[i]->name] = got[i];
+    Expected expected;
+    std::string err;
+    if (!compute_expected(ins[s], &expected, &err, &written)) {
+      fatal_ = "oracle failed: " + err;
+      r->decision = {Verdict::kNotRun, fatal_};
+      return;
+    }
+    CallFacts facts;
+    facts.outputs_checked = true;
+    facts.outputs_ok = true;
+    r->outputs.clear();
+    for (size_t i = 0; i < outs.size(); ++i) {
+      int64_t rows = 0, cols = 0;
+      output_matrix(*outs[i], ins[s].dims, &rows, &cols);
+      OutputReport o = compare_output(*outs[i], rows, cols, got[i].data(), poisons[i],
+                                      second ? (*second)[i].data() : nullptr, second_poisons[i],
+                                      expected.at(outs[i]->name));
+      if (!o.passed && facts.outputs_ok) {
+        facts.outputs_ok = false;
+        facts.outputs_summary = o.summary;
+      }
+      r->outputs.push_back(std::move(o));
+    }
+    r->decision = decide_verdict(facts);
+    r->failed_call = s;
+    if (r->decision.verdict != Verdict::kPassed) return;
+  }
 }
 
 nlohmann::json Session::run_test(const CaseSpec& c) {
@@ -1012,14 +1221,14 @@ nlohmann::json Session::run_test(const CaseSpec& c) {
   const uint64_t seed = case_seed(c);
   nlohmann::json j = {{"name", c.name}, {"seed", seed}, {"dims", c.dims}};
   progress("  ....  " + c.name);
-  ProblemData in;
+  std::vector<ProblemData> ins(1);
   std::string err;
-  CallResult r;
-  if (!challenge_->generate(c, seed, &in, &err)) {
+  WindowResult r;
+  if (!challenge_->generate(c, seed, &ins[0], &err)) {
     fatal_ = "generator failed: " + err;
     r.decision = {Verdict::kNotRun, fatal_};
   } else if (start_or_fail(&r)) {
-    r = call_once(c, in, false);
+    r = judge_window(c, ins, false);
   }
   if (is_runtime_failure(r.decision.verdict)) worker_.reset();  // a fresh worker next
   end_progress();
@@ -1053,47 +1262,40 @@ nlohmann::json Session::run_test(const CaseSpec& c) {
   return j;
 }
 
-void Session::time_yardstick(const ProblemData& in, const TimingSpec& timing, double workload,
-                             nlohmann::json* j) {
+void Session::time_yardstick(const std::vector<ProblemData>& ins, const TimingSpec& timing,
+                             double workload, nlohmann::json* j) {
   const std::string name = challenge_->yardstick_name();
-  if (name.empty()) return;
+  if (name.empty() || ins.empty()) return;
   std::string err;
   progress("  ....  yardstick");
-  if (!judge_pre_call(&err)) {
+  auto not_measured = [&](const std::string& why) {
     end_progress();
-    log_ << "        yardstick not measured: " << err << "\n";
-    return;
-  }
-  std::unique_ptr<Yardstick> y = challenge_->make_yardstick(in, &err);
-  if (!y) {
-    end_progress();
-    if (!err.empty()) log_ << "        yardstick not measured: " << err << "\n";
-    return;
-  }
-  PreCall& pc = *judge_pre_call_;
+    if (!why.empty()) log_ << "        yardstick not measured: " << why << "\n";
+  };
+  PreCall* pc = judge_pre_call(&err);
+  if (!pc) return not_measured(err);
+  // One yardstick per input set, made as the window needs them: as many back-to-back calls
+  // per sample as make kWindowTargetMs (at most one per set), timed as a window's calls are.
+  std::vector<std::unique_ptr<Yardstick>> ys;
+  auto make = [&](size_t n) {
+    while (ys.size() < n) {
+      ys.push_back(challenge_->make_yardstick(ins[ys.size()], &err));
+      if (!ys.back()) return false;
+    }
+    return true;
+  };
+  auto launch = [&](int i, std::string* e) { return ys[size_t(i)]->launch(e); };
+  double one_ms = 0;
+  if (!make(1) || !time_back_to_back(*pc, 1, 0, launch, &one_ms, &err)) return not_measured(err);
+  const int calls = int(
+      std::min<double>(double(ins.size()), std::ceil(kWindowTargetMs / std::max(one_ms, 1e-3))));
+  if (!make(size_t(calls))) return not_measured(err);
   SampleRun run = sample_loop(timing, [&](int call, bool, double* ms, std::string* e) {
-    bool launched = true;
-    PreCall::Timed t;
-    const char* where = "";
-    cudaError_t ce = pc.prepare(call);
-    if (ce == cudaSuccess) {
-      ce = pc.timed_call([&] { launched = y->launch(e); }, true, kCountAfterUs, &t, &where);
-    } else {
-      where = "L2 flush";
-    }
-    if (ce != cudaSuccess) {
-      *e = std::string("yardstick: ") + where + ": " + cudaGetErrorString(ce);
-      return false;
-    }
-    *ms = t.event_ms;
-    return launched;
+    return time_back_to_back(*pc, calls, call, launch, ms, e);
   });
-  y.reset();
+  ys.clear();
   end_progress();
-  if (!run.ok || run.stats.median_ms <= 0) {
-    log_ << "        yardstick not measured: " << run.error << "\n";
-    return;
-  }
+  if (!run.ok || run.stats.median_ms <= 0) return not_measured(run.error);
   const double value = spec_.metric.value(workload, run.stats.median_ms);
   // A sweep times the yardstick on shapes the solution failed too: no ratio there.
   const nlohmann::json& mine = (*j)["value"];
@@ -1101,6 +1303,7 @@ void Session::time_yardstick(const ProblemData& in, const TimingSpec& timing, do
   (*j)["yardstick"] = {
       {"name", name},
       {"samples", run.stats.samples},
+      {"calls_per_sample", calls},
       {"median_ms", run.stats.median_ms},
       {"min_ms", run.stats.min_ms},
       {"max_ms", run.stats.max_ms},
@@ -1130,75 +1333,49 @@ nlohmann::json Session::run_benchmark(const CaseSpec& c) {
   const double workload = case_workload(spec_, c.dims);
   j["workload"] = workload;
   const TimingSpec timing = timing_for_action();
-  bool generated = false;  // `in` holds inputs of this case (the yardstick's, in a sweep)
-  std::vector<double> host_ms, wall_ms, net_wall_ms, empty_ms, worker_go_ms, device_ms;
-  std::vector<WindowClock> windows;
-  int held_too_long = 0;
-  CallResult last;
-  ProblemData in;
-  uint64_t seed = first_seed;
+  const Layout layout = layout_for(spec_, c.dims);
+  std::vector<ProblemData> ins;  // the last window's inputs (the yardstick's)
+  std::vector<uint64_t> seeds;
+  WindowSamples w;
+  WindowResult last;
+  uint64_t failed_seed = first_seed;
   SampleRun run = sample_loop(
       timing,
-      [&](int call, bool warm, double* ms, std::string* err) {
-        // The first call uses the case's own seed (reproducible); every later one a fresh
-        // seed the worker cannot predict, so replaying an earlier output can never pass.
-        seed = call == 0 ? first_seed : random_u64();
+      [&](int window, bool warm, double* ms, std::string* err) {
+        // The first window is one call, with the case's own seed (reproducible): its time
+        // sets how many calls every later window makes.
+        const int count = window == 0 ? 1 : w.calls_per_window;
         std::string e;
-        if (!challenge_->generate(c, seed, &in, &e)) {
-          generated = false;
+        if (!generate_sets(c, count, window == 0, first_seed, &ins, &seeds, &e)) {
+          ins.clear();
           fatal_ = "generator failed: " + e;
-          last = CallResult{};
+          last = WindowResult{};
           last.decision = {Verdict::kNotRun, fatal_};
           *err = fatal_;
           return false;
         }
-        generated = true;
         if (!start_or_fail(&last)) {
           *err = last.decision.reason;
           return false;
         }
-        last = call_once(c, in, true);
+        last = judge_window(c, ins, true);
         if (last.decision.verdict != Verdict::kPassed) {
-          last.decision.reason = "call " + std::to_string(call + 1) + " (seed " +
-                                 std::to_string(seed) + "): " + last.decision.reason;
+          failed_seed = seeds[size_t(last.failed_call)];
+          last.decision.reason = "call " + std::to_string(w.calls + last.failed_call + 1) +
+                                 " (seed " + std::to_string(failed_seed) +
+                                 "): " + last.decision.reason;
           *err = last.decision.reason;
           return false;
         }
-        *ms = last.event_ms;
-        if (!warm) {
-          host_ms.push_back(last.host_call_ms);
-          // A call whose blocking kernel timed out (solve() synchronised while queued)
-          // spent kHoldTimeoutMs waiting before the timed work could start: the judge's
-          // clock must have seen at least that, and the rest bounds the reported time.
-          double wall = last.wall_ms;
-          if (last.hold_timed_out) {
-            if (wall < kHoldTimeoutMs) {
-              last.decision = {Verdict::kTimingMismatch,
-                               "call " + std::to_string(call + 1) +
-                                   ": the worker said solve() synchronised while queued (a " +
-                                   fmt(kHoldTimeoutMs, 0) +
-                                   " ms wait), but the judge's clock "
-                                   "saw the whole call take " +
-                                   fmt(wall, 3) + " ms"};
-              *err = last.decision.reason;
-              return false;
-            }
-            wall -= kHoldTimeoutMs;
-          }
-          wall_ms.push_back(wall);
-          // The device clock (verdict.h, kDeviceMarginMs; like the wall, less a blocking
-          // kernel that timed out).
-          if (window_) {
-            device_ms.push_back(device_clock_ms(last.window, empty_window_, last.delivery_model_ms,
-                                                last.snapshot_model_ms) -
-                                (last.hold_timed_out ? kHoldTimeoutMs : 0.0));
-            windows.push_back(last.window);
-          }
-          empty_ms.push_back(last.empty_wall_ms);
-          net_wall_ms.push_back(wall - last.empty_wall_ms);
-          worker_go_ms.push_back(last.worker_go_ms);
-          held_too_long += last.hold_timed_out;
+        w.calls += count;
+        // Every warm-up window (the first call carries one-time costs: module loads, first
+        // allocations) refines the per-call time the window's size comes from.
+        if (warm || window == 0) {
+          w.fastest_ms = std::min(w.fastest_ms, last.judge_call_ms);
+          w.calls_per_window = calls_for(w.fastest_ms, layout);
         }
+        *ms = last.judge_call_ms;
+        if (!warm) w.add(last);
         return true;
       },
       [&](const SampleRun& r, bool warm) {
@@ -1210,39 +1387,33 @@ nlohmann::json Session::run_benchmark(const CaseSpec& c) {
       });
   if (is_runtime_failure(last.decision.verdict)) worker_.reset();
   end_progress();
-  const TimingStats& s = run.stats;
-  const double wall_median = summarize(wall_ms).median_ms;
-  // The overhead calibrated before the solution was loaded, plus what this case's copies in
-  // the judge's window may add (none under a tool: no calibration there).
-  const double start_overhead_ms = wrapper_.empty() ? overhead_ms_ + last.copy_allowance_ms : 0.0;
-  // The judge's own clock bounds what the worker reported, over the whole benchmark.
-  if (run.ok && last.decision.verdict == Verdict::kPassed && s.samples > 0) {
-    // Each timed call's round trip minus the empty round trip made just before it.
-    // The overhead beside the calls, capped by the one calibrated before the solution was
-    // loaded (none under a tool: no calibration there).
-    Decision clock =
-        check_benchmark_clock(s.median_ms, wall_median,
-                              wall_median - summarize(net_wall_ms).median_ms, start_overhead_ms);
-    if (clock.verdict != Verdict::kPassed) {
-      last.decision = clock;
-      run.ok = false;
-    }
-    if (run.ok && !device_ms.empty()) {
-      Decision device = check_device_clock(s.median_ms, summarize(device_ms).median_ms);
-      if (device.verdict != Verdict::kPassed) {
-        last.decision = device;
-        run.ok = false;
-      }
-    }
-  }
-  const bool passed = run.ok && last.decision.verdict == Verdict::kPassed && s.samples > 0;
+  const bool passed = run.ok && last.decision.verdict == Verdict::kPassed && run.stats.samples > 0;
   const Verdict v = passed ? Verdict::kPassed
                            : (last.decision.verdict == Verdict::kPassed ? Verdict::kNotRun
                                                                         : last.decision.verdict);
+  fill_benchmark_json(run, w, last, passed, v, workload, &j);
+  report_benchmark(c, timing, run, w, last, passed, v, failed_seed);
+  if (passed && (opts_.action == Action::kSubmit || opts_.action == Action::kSweep) &&
+      opts_.yardstick) {
+    time_yardstick(ins, timing, workload, &j);
+  } else if (!passed && opts_.action == Action::kSweep && opts_.yardstick && !ins.empty()) {
+    // A sweep shows the yardstick on every shape it can, the solution's failures too.
+    time_yardstick(ins, timing, workload, &j);
+  }
+  j["wall_ms"] = seconds_since(t0) * 1000.0;
+  return j;
+}
+
+void Session::fill_benchmark_json(const SampleRun& run, const WindowSamples& w,
+                                  const WindowResult& last, bool passed, Verdict v, double workload,
+                                  nlohmann::json* out) const {
+  nlohmann::json& j = *out;
+  const TimingStats& s = run.stats;
   j["verdict"] = verdict_name(v);
   j["reason"] = passed ? "" : last.decision.reason;
-  j["calls"] = run.calls;
+  j["calls"] = w.calls;
   j["samples"] = s.samples;
+  j["calls_per_sample"] = w.calls_per_window;
   j["median_ms"] = s.median_ms;
   j["mean_ms"] = s.mean_ms;
   j["std_ms"] = s.std_ms;
@@ -1250,25 +1421,13 @@ nlohmann::json Session::run_benchmark(const CaseSpec& c) {
   j["max_ms"] = s.max_ms;
   j["rse"] = s.rse;
   j["stopped_by"] = stop_reason_name(run.stopped);
-  j["host_call_median_ms"] = summarize(host_ms).median_ms;
-  j["judge_wall_median_ms"] = wall_median;
-  j["judge_overhead_ms"] = wall_median - summarize(net_wall_ms).median_ms;
-  j["judge_empty_median_ms"] = summarize(empty_ms).median_ms;
-  j["judge_start_overhead_ms"] = overhead_ms_;
-  j["judge_copy_allowance_ms"] = last.copy_allowance_ms;
-  if (device_ms.empty()) {
-    j["judge_device_median_ms"] = nullptr;
-  } else {
-    const double dev = summarize(device_ms).median_ms;
-    j["judge_device_median_ms"] = dev;
-    j["judge_device_margin_ms"] = device_margin_ms(dev);
-  }
-  j["judge_empty_window_ms"] = window_json(empty_window_);
-  j["judge_window_median_ms"] = window_json(median_window(windows));
-  j["judge_overhead_allowed_ms"] =
-      allowed_overhead_ms(wall_median - summarize(net_wall_ms).median_ms, start_overhead_ms);
-  j["worker_go_median_ms"] = summarize(worker_go_ms).median_ms;
-  j["synchronising_calls"] = held_too_long;
+  j["judge_window_median_ms"] = window_json(median_window(w.clocks));
+  j["judge_calibration_ms"] = calibration_json(calib_);
+  j["judge_delivery_model_ms"] = last.delivery_model_ms;
+  j["judge_snapshot_model_ms"] = last.snapshot_model_ms;
+  j["worker_reported_median_ms"] = summarize(w.worker_ms).median_ms;
+  j["host_call_median_ms"] = summarize(w.host_ms).median_ms;
+  j["synchronising_windows"] = w.queued_late;
   const double value = passed ? spec_.metric.value(workload, s.median_ms) : 0;
   j["value"] = passed ? nlohmann::json(value) : nlohmann::json(nullptr);
   j["pct_of_limit"] =
@@ -1280,49 +1439,50 @@ nlohmann::json Session::run_benchmark(const CaseSpec& c) {
     for (const OutputReport& o : last.outputs) outputs.push_back(output_json(o));
     j["outputs"] = outputs;
   }
+}
 
+void Session::report_benchmark(const CaseSpec& c, const TimingSpec& timing, const SampleRun& run,
+                               const WindowSamples& w, const WindowResult& last, bool passed,
+                               Verdict v, uint64_t failed_seed) {
+  const TimingStats& s = run.stats;
   log_ << "  " << (passed ? "PASS" : "FAIL") << "  " << std::left << std::setw(10) << c.name
        << std::setw(18) << shape_text(spec_, c.dims) << std::right;
-  if (passed) {
-    log_ << "median " << fmt(s.median_ms, 4) << " ms  " << fmt(value, 1) << " "
-         << spec_.metric.unit();
-    if (limit() > 0) {
-      log_ << "  (" << fmt(100 * value / limit(), 1) << "% of " << limit_name(spec_.limit) << ")";
-    }
-    log_ << "  n=" << s.samples << " rse " << fmt(100 * s.rse, 2) << "%\n";
-    if (run.stopped == StopReason::kTimeCap && s.samples < timing.min_samples) {
-      log_ << "        note: the " << fmt(timing.max_seconds, 0)
-           << " s time cap ended sampling after " << s.samples
-           << " samples, fewer than the spec's min_samples " << timing.min_samples
-           << " (each call's generation and checking is slow at this size)\n";
-    } else if (run.stopped != StopReason::kConverged) {
-      log_ << "        note: sampling stopped by " << stop_reason_name(run.stopped)
-           << " before the rse reached " << fmt(100 * timing.target_rse, 2) << "%\n";
-    }
-    if (held_too_long > 0) {
-      log_ << "        note: in " << held_too_long << " of " << s.samples
-           << " calls solve() waited for the device while its work was being queued (a "
-              "synchronising call inside solve()); those calls count from that wait on\n";
-    }
-    const double host_median = summarize(host_ms).median_ms;
-    if (host_median > 0.2 * s.median_ms && host_median > 0.05) {
-      log_ << "        note: solve() spends " << fmt(host_median, 3)
-           << " ms on the host per call (median)\n";
-    }
-    if ((opts_.action == Action::kSubmit || opts_.action == Action::kSweep) && opts_.yardstick)
-      time_yardstick(in, timing, workload, &j);
-  } else {
+  if (!passed) {
     log_ << "\n";
-    CallResult shown = last;
+    WindowResult shown = last;
     shown.decision.verdict = v;
     print_failure(log_, shown);
-    log_ << "        replay: " << replay_args(c, seed) << "\n";
-    // A sweep shows the yardstick on every shape it can, the solution's failures too.
-    if (opts_.action == Action::kSweep && opts_.yardstick && generated)
-      time_yardstick(in, timing, workload, &j);
+    log_ << "        replay: " << replay_args(c, failed_seed) << "\n";
+    return;
   }
-  j["wall_ms"] = seconds_since(t0) * 1000.0;
-  return j;
+  const double value = spec_.metric.value(case_workload(spec_, c.dims), s.median_ms);
+  log_ << "median " << fmt(s.median_ms, 4) << " ms  " << fmt(value, 1) << " "
+       << spec_.metric.unit();
+  if (limit() > 0) {
+    log_ << "  (" << fmt(100 * value / limit(), 1) << "% of " << limit_name(spec_.limit) << ")";
+  }
+  log_ << "  n=" << s.samples << "x" << w.calls_per_window << " rse " << fmt(100 * s.rse, 2)
+       << "%\n";
+  if (run.stopped == StopReason::kTimeCap && s.samples < timing.min_samples) {
+    log_ << "        note: the " << fmt(timing.max_seconds, 0)
+         << " s time cap ended sampling after " << s.samples
+         << " samples, fewer than the spec's min_samples " << timing.min_samples
+         << " (each call's generation and checking is slow at this size)\n";
+  } else if (run.stopped != StopReason::kConverged) {
+    log_ << "        note: sampling stopped by " << stop_reason_name(run.stopped)
+         << " before the rse reached " << fmt(100 * timing.target_rse, 2) << "%\n";
+  }
+  if (w.queued_late > 0) {
+    log_ << "        note: in " << w.queued_late << " of " << s.samples
+         << " windows solve() had not returned " << fmt(kQueueWaitSeconds, 1)
+         << " s after the calls were asked for (it waits for the device): those windows time "
+            "its calls as they come, host time included\n";
+  }
+  const double host_median = summarize(w.host_ms).median_ms;
+  if (host_median > 0.2 * s.median_ms && host_median > 0.05) {
+    log_ << "        note: solve() spends " << fmt(host_median, 3)
+         << " ms on the host per call (median)\n";
+  }
 }
 
 bool Session::load_challenge(JudgeOutcome* outcome) {
@@ -1526,12 +1686,14 @@ ExitCode Session::finish(const std::vector<nlohmann::json>& tests,
       {"device", device_to_json(device_, nvcc_version_)},
       {"buffers", buffer_mode_name(opts_.buffers)},
       {"sandbox", sandbox_},
-      {"timing_method",
-       "per call: ~1 ms of memsets, an L2 flush (memset of 2x L2), device sync; a blocking "
-       "kernel filling every SM holds the default stream while start event, solve() and stop "
-       "event are queued, then is released; device work still running after the stop event "
-       "is added to the time (and flagged past a threshold); the yardstick is timed by the "
-       "same code and the same stopping rule"},
+      {"timing_method", kTimingMethod},
+      {"timing",
+       "each sample is one window of back-to-back calls, each on fresh inputs not in the L2 "
+       "(a clean flush before the window), timed by the judge's own events in its own context: "
+       "its events around the calls, less the two context switches it calibrated before the "
+       "solution was loaded, over the calls; the worker's own times are diagnostics; the "
+       "yardstick is timed in the judge's process by the same warm-up, flush and "
+       "back-to-back rule"},
       {"tests", tests},
       {"benchmarks", benches},
       {"score",
@@ -1901,18 +2063,18 @@ ExitCode Session::run_profile(nlohmann::json* record) {
   shm_bytes_ = layout_for(spec_, c->dims).total;
   log_ << "profile  " << c->name << " " << shape_text(spec_, c->dims) << ", one call under " << ncu
        << " --clock-control none\n";
-  ProblemData in;
+  std::vector<ProblemData> ins(1);
   std::string err;
-  if (!challenge_->generate(*c, case_seed(*c), &in, &err)) {
+  if (!challenge_->generate(*c, case_seed(*c), &ins[0], &err)) {
     return fail_internal("generator failed: " + err);
   }
-  CallResult failed_start;
+  WindowResult failed_start;
   if (!start_or_fail(&failed_start)) {
     log_ << "  " << verdict_name(failed_start.decision.verdict) << ": "
          << failed_start.decision.reason << "\n";
     return fatal_.empty() ? ExitCode::kRuntimeError : fail_internal(fatal_);
   }
-  CallResult v = call_once(*c, in, false);
+  WindowResult v = judge_window(*c, ins, false);
   worker_.reset();  // ncu writes its report when the worker exits
   log_ << "  the profiled call's output: " << verdict_name(v.decision.verdict)
        << (v.decision.reason.empty() ? "" : ": " + v.decision.reason) << "\n";

@@ -1,6 +1,7 @@
 #include "harness/leaderboard.h"
 
 #include "harness/html.h"
+#include "harness/verdict.h"
 
 #include <algorithm>
 #include <cctype>
@@ -538,6 +539,12 @@ struct Parsed {
 
 // Fields common to both schemas at the top of a record.
 void read_header(FieldReader& f, const json& root, SubmitRecord& r) {
+  // Older records describe their timing method in words; only the current method's name
+  // makes a record rankable.
+  auto method = root.is_object() ? root.find("timing_method") : root.end();
+  if (method != root.end() && method->is_string() && method->get<std::string>() == kTimingMethod) {
+    r.timing_method = kTimingMethod;
+  }
   r.judge_version = f.string(root, "", "judge_version");
   if (f.ok() && !is_version(r.judge_version))
     f.fail("field judge_version \"" + shorten(r.judge_version, 40) +
@@ -1252,7 +1259,8 @@ std::string date_of(const std::string& created_utc) {
 }
 
 constexpr const char* kRules =
-    "Only records with passed and score.valid are ranked, one entry per solution source "
+    "Only records with passed and score.valid, timed by the judge's own clock "
+    "(timing_method judge-window-v1), are ranked, one entry per solution source "
     "(sha256, its best record), by the geometric mean of the benchmark cases' metric (TF/s or "
     "GB/s, as the challenge declares). Each challenge spec version, judge series (major.minor), "
     "device kind and metric is ranked apart. Every figure is recomputed from the record's "
@@ -1381,6 +1389,12 @@ Board rank_records(std::vector<SubmitRecord> records) {
       board.not_ranked.push_back({r.file, "not ranked: a partial run (only_cases)"});
     } else if (!r.score_valid || !r.score) {
       board.not_ranked.push_back({r.file, "not ranked: score invalid (" + r.score_reason + ")"});
+    } else if (r.timing_method != kTimingMethod) {
+      board.not_ranked.push_back(
+          {r.file, std::string("not ranked: timed by an earlier method (the worker's own events, "
+                               "held to the judge's clocks by a margin), not by the judge's own "
+                               "clock (") +
+                       kTimingMethod + "): submit it again to rank it"});
     } else {
       Key key{r.challenge, r.spec_version, judge_series(r.judge_version), r.device_name,
               r.metric.name};

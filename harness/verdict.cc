@@ -96,79 +96,43 @@ Decision decide_verdict(const CallFacts& f) {
                                         std::to_string(f.threads_after - f.threads_before) +
                                         " thread(s) it started still running"};
   }
-  const double escape_limit = std::max(kEscapeMinUs, kEscapeFraction * f.event_ms * 1000.0);
+  const double escape_limit = std::max(kEscapeMinUs, kEscapeFraction * f.judge_call_ms * 1000.0);
   if (f.busy_after_us > escape_limit && !f.under_tool) {
     return {Verdict::kTimingEscape,
             "the GPU stayed busy for " + fmt0(f.busy_after_us) +
-                " us after the launch stream finished (" + fmt0(f.event_ms * 1000.0) +
-                " us timed): work was left running outside the default stream"};
-  }
-  if (f.judge_wall_ms > 0 && f.event_ms > f.judge_wall_ms + kClockSlackMs) {
-    return {Verdict::kTimingMismatch, "the worker reported " + fmt3(f.event_ms) +
-                                          " ms of device time for a call the judge's clock saw "
-                                          "take " +
-                                          fmt3(f.judge_wall_ms) + " ms in all"};
+                " us after the launch stream finished and the judge's window had ended (" +
+                fmt0(f.judge_call_ms * 1000.0) +
+                " us per call timed): work was left running outside the default stream"};
   }
   if (f.outputs_checked && !f.outputs_ok) return {Verdict::kWrongAnswer, f.outputs_summary};
   return {Verdict::kPassed, ""};
 }
 
-double allowed_overhead_ms(double overhead_ms, double start_overhead_ms) {
-  return start_overhead_ms > 0 ? std::min(overhead_ms, start_overhead_ms + kOverheadCapMs)
-                               : overhead_ms;
+double switch_ms_from(double w1_ms, double w9_ms) {
+  return (9 * w1_ms - w9_ms) / 8;
 }
 
-Decision check_benchmark_clock(double median_event_ms, double median_wall_ms, double overhead_ms,
-                               double start_overhead_ms) {
-  const double measured_overhead_ms = overhead_ms;
-  overhead_ms = allowed_overhead_ms(overhead_ms, start_overhead_ms);
-  if (median_event_ms > median_wall_ms + kClockSlackMs) {
-    return {Verdict::kTimingMismatch, "the median reported device time " + fmt3(median_event_ms) +
-                                          " ms exceeds the judge's median round trip " +
-                                          fmt3(median_wall_ms) + " ms"};
-  }
-  const double margin = std::max(kWallMarginMs, kWallMarginFraction * median_wall_ms);
-  const double floor = median_wall_ms - overhead_ms - margin;
-  if (median_event_ms < floor) {
-    return {Verdict::kTimingMismatch,
-            "the median reported device time " + fmt3(median_event_ms) +
-                " ms is below what the judge's clock allows: median round trip " +
-                fmt3(median_wall_ms) + " ms - calibrated overhead " + fmt3(overhead_ms) +
-                (overhead_ms < measured_overhead_ms
-                     ? " (the " + fmt3(measured_overhead_ms) +
-                           " ms measured beside the calls, capped at the start calibration + " +
-                           fmt3(kOverheadCapMs) + " ms)"
-                     : std::string()) +
-                " ms - margin " + fmt3(margin) +
-                " ms (forged times, or solve() spends that long on the host or synchronising)"};
-  }
-  return {Verdict::kPassed, ""};
-}
-
-double device_clock_ms(const WindowClock& call, const WindowClock& empty, double delivery_model_ms,
-                       double snapshot_model_ms) {
+double window_call_ms(const WindowClock& w, const WindowCalibration& cal, double delivery_model_ms,
+                      double snapshot_model_ms, int calls) {
   auto excess = [](double part, double empty_part, double model_ms) {
-    return std::max(0.0, part - (empty_part + kCopyAllowance * model_ms + kCopySlackMs));
+    return std::max(0.0, part - (empty_part + kModelSlack * model_ms + kModelSlackMs));
   };
-  return call.device_ms - empty.device_ms + excess(call.pre_ms, empty.pre_ms, delivery_model_ms) +
-         excess(call.post_ms, empty.post_ms, snapshot_model_ms);
+  const double charged = w.call_ms - cal.switch_ms +
+                         excess(w.pre_ms, cal.pre_ms, delivery_model_ms) +
+                         excess(w.post_ms, cal.post_ms, snapshot_model_ms);
+  return charged / std::max(1, calls);
 }
 
-double device_margin_ms(double device_ms) {
-  return std::max(kDeviceMarginMs, kDeviceMarginFraction * device_ms);
-}
-
-Decision check_device_clock(double median_event_ms, double median_device_ms) {
-  const double margin = device_margin_ms(median_device_ms);
-  if (median_event_ms < median_device_ms - margin) {
+Decision window_check(const WindowClock& w, const WindowCalibration& cal) {
+  if (w.call_ms < cal.switch_ms - kSwitchMarginMs) {
     return {Verdict::kTimingMismatch,
-            "the median reported device time " + fmt3(median_event_ms) +
-                " ms is below what the judge's device clock measured: " + fmt3(median_device_ms) +
-                " ms of GPU time between its own events, less an empty window's, with a margin "
-                "of " +
-                fmt3(margin) +
-                " ms (forged times, or work the call left to run outside its "
-                "events)"};
+            "the judge's window closed " + fmt3(w.call_ms) +
+                " ms after its go word, faster than the two context switches it calibrated "
+                "before the solution was loaded (" +
+                fmt3(cal.switch_ms) +
+                " ms) allow: its calls ran nothing on the GPU's compute engine (work done by "
+                "copies or on the host needs no switch), or it changed how the GPU switches "
+                "between its context and the judge's"};
   }
   return {Verdict::kPassed, ""};
 }

@@ -135,6 +135,9 @@ std::unique_ptr<WorkerProcess> WorkerProcess::start(const WorkerOptions& opts, s
       // poisoned), go to the private folder.
       setenv("TMPDIR", w->private_dir_.c_str(), 1);
       setenv("CUDA_CACHE_PATH", (w->private_dir_ + "/cuda-cache").c_str(), 1);
+      // Every kernel loaded when its module is: a lazy load at a solution's first launch,
+      // queued behind the window's wait for the go word, could wait for that same stream.
+      setenv("CUDA_MODULE_LOADING", "EAGER", 1);
     } else {
       setenv("FP4ARENA_NO_SANDBOX", "1", 1);
     }
@@ -222,19 +225,38 @@ CallReply WorkerProcess::reap_after_close() {
 
 CallReply WorkerProcess::call(const nlohmann::json& request, double timeout_seconds) {
   CallReply r;
+  if (!send(request, &r)) return r;
+  return receive(timeout_seconds);
+}
+
+bool WorkerProcess::send(const nlohmann::json& request, CallReply* failed) {
+  if (pid_ <= 0) {
+    *failed = CallReply{};
+    failed->detail = "worker is not running";
+    return false;
+  }
+  std::string err;
+  if (send_message(sock_, request, &err)) return true;
+  *failed = reap_after_close();
+  return false;
+}
+
+CallReply WorkerProcess::receive(double timeout_seconds, bool kill_on_timeout) {
+  CallReply r;
   if (pid_ <= 0) {
     r.detail = "worker is not running";
     return r;
   }
   std::string err;
-  if (!send_message(sock_, request, &err)) return reap_after_close();
   nlohmann::json reply;
   RecvStatus st =
       recv_message(sock_, static_cast<int>(timeout_seconds * 1000), &reply, &err, kChannelSpinMs);
   if (st == RecvStatus::kTimeout) {
-    kill_all();
     r.outcome = CallOutcome::kTimeout;
-    r.detail = "no answer within " + std::to_string(timeout_seconds) + " s (killed)";
+    r.detail = "no answer within " + std::to_string(timeout_seconds) + " s";
+    if (!kill_on_timeout) return r;
+    kill_all();
+    r.detail += " (killed)";
     return r;
   }
   if (st == RecvStatus::kClosed) return reap_after_close();
@@ -251,6 +273,11 @@ CallReply WorkerProcess::call(const nlohmann::json& request, double timeout_seco
   if (text_field(reply, "op", "") == "fatal") {
     kill_all();
     r.detail = text_field(reply, "error", "worker failed");
+    return r;
+  }
+  if (text_field(reply, "op", "") == "queued") {
+    r.outcome = CallOutcome::kOk;
+    r.data = std::move(reply);
     return r;
   }
   auto ok = reply.find("ok");

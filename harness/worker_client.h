@@ -56,6 +56,14 @@ class WorkerProcess {
   /// but kOk the worker is gone afterwards (killed and reaped) and must be restarted.
   CallReply call(const nlohmann::json& request, double timeout_seconds);
 
+  /// The two halves of call(). send() is false when the request could not be written (the
+  /// worker is gone; *failed says how it ended). receive() waits up to `timeout_seconds` for
+  /// one message: a reply (a boolean "ok"), or {"op": "queued"} (kOk, the message in data).
+  /// With `kill_on_timeout` false a timeout leaves the worker running (kTimeout, nothing
+  /// received); every other failure kills it.
+  bool send(const nlohmann::json& request, CallReply* failed);
+  CallReply receive(double timeout_seconds, bool kill_on_timeout = true);
+
   /// Kills the worker's whole process group and every other process it left behind, and
   /// removes its private folder.
   void kill_all();

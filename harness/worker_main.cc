@@ -1,30 +1,32 @@
-// fp4arena_worker: the only process that loads user code. It receives one call at a time
-// from the judge, allocates the call's buffers (canaries included) on the device and hands
-// the judge a CUDA IPC handle for each, runs the pre-call traffic and L2 flush, and on "go"
-// runs solve() between two events on the launch stream. The judge fills, delivers and reads
-// the buffers itself (harness/call_window.h). It never sees an expected output, nor a
-// call's inputs before the judge's timed window starts.
+// fp4arena_worker: the only process that loads user code. It receives one window of calls at
+// a time from the judge, allocates the window's argument-buffer sets (canaries included) on
+// the device and hands the judge a CUDA IPC handle for each buffer, and on "go" queues
+// solve() once per set behind a wait for the judge's go word. The judge fills, delivers, times
+// and reads the buffers itself (harness/call_window.h). The worker never sees an expected
+// output, nor a call's inputs before the judge's window delivers them; nothing it reports is
+// part of a score.
 //
 // Usage (started by the judge only):
 //   fp4arena_worker --so FILE --shm-bytes N --device D [--tmp DIR]   (fd 3: socket, fd 4: memfd)
 // DIR: the worker's private folder, made and removed by the judge; the only place the
 // sandboxed worker may create or change files.
 //
-// Requests, one reply each: "empty" (a timed call of nothing: the judge calibrates the
-// overhead of its own clock on these, each after a "prepare" with no buffers, before any
-// user code is loaded), "load" (dlopen the solution), then per call "prepare" (buffers,
-// arguments, pre-call traffic and L2 flush), "go" (the timed part), and "quit".
+// Requests: "prepare" (buffers and arguments for `sets` calls; reply: their handles and the
+// sync buffer's), "calibrate" (a window of `kernels` null kernels of the worker's own: the
+// judge calibrates its clock on these before any user code is loaded), "load" (dlopen the
+// solution), "go" (a window of solve() calls), "quit". "calibrate" and "go" with a "seq" answer
+// twice: {"op": "queued"} once the calls are queued behind the go word, then, after the
+// judge's "settle" (its window is over), the final reply with the worker's own diagnostics.
 //
-// Normally the judge handles the buffers itself (harness/call_window.h): prepare has
-// "export": true and "fill": false, allocates the buffers without copying anything into them
-// and answers with a CUDA IPC handle per buffer; the judge fills them, delivers the inputs
-// inside its timed window and reads everything back. Under a tool (compute-sanitizer, ncu)
-// the worker copies the buffers from shared memory at prepare and back at "collect".
+// Under a tool (compute-sanitizer, ncu) there is no window: prepare has "fill": true and one
+// set, the worker copies the buffers from shared memory, "go" has no "seq" and runs solve()
+// once, and "collect" copies every buffer back.
 #include <cuda_runtime.h>
 #include <dirent.h>
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -81,28 +83,25 @@ std::string handle_of(const void* p) {
 struct Worker {
   SharedRegion shm;
   CallFn call = nullptr;
-  PreCall pre_call;  // warm-up + L2 flush before timed calls (harness/pre_call.h)
-  int calls = 0;
   bool pinned = false;
-  // Argument buffers come either from a ring of kRingSlots sets allocated once per shape
-  // and used in turn (request "slot" >= 0), or fresh for every call (slot -1), in which
-  // case the previous call's stay allocated until this call's exist. Either way no call
-  // gets the addresses of the call before it.
-  static constexpr int kRingSlots = kRingDepth;
-  struct Slot {
-    std::vector<size_t> sizes;
+  // The window's argument-buffer sets, allocated once per layout and number of sets and
+  // reused while both stay the same.
+  struct Set {
     std::vector<uint8_t*> ptrs;
-    std::vector<std::string> handles;  // CUDA IPC handles of ptrs, made when first exported
+    std::vector<std::string> handles;  // CUDA IPC handles of ptrs
+    std::vector<uint64_t> arg_slots;   // one value slot per parameter
+    std::vector<void*> args;           // args[i] points at arg_slots[i]
   };
-  Slot ring[kRingSlots];
-  std::vector<uint8_t*> previous;
+  std::vector<Set> sets;
+  std::vector<size_t> set_sizes;
   // The sync buffer of the judge's window (harness/stream_memops.h): allocated once, its
-  // handle sent with every exported prepare.
+  // handle sent with every prepare reply.
   uint8_t* sync = nullptr;
   std::string sync_handle;
+  cudaEvent_t start = nullptr, stop = nullptr;
 
-  // CUDA context, pinned shared memory, pre-call buffers and the runtime's lazy machinery:
-  // everything before user code is loaded (the judge calibrates its clock on this).
+  // CUDA context, pinned shared memory and the runtime's lazy machinery: everything before
+  // user code is loaded (the judge calibrates its clock on this).
   void setup(size_t shm_bytes, int device) {
     std::string err;
     if (!shm.attach(kWorkerShmFd, shm_bytes, &err)) fatal(err);
@@ -112,7 +111,6 @@ struct Worker {
     // Pinned host memory makes the copies fast; pageable still works if pinning fails.
     pinned = cudaHostRegister(shm.data(), shm.size(), cudaHostRegisterDefault) == cudaSuccess;
     cudaGetLastError();
-    if (!pre_call.init(1.0, &err)) fatal(err);
     // Warm up the runtime's lazy machinery (its helper threads included) before any
     // solve() runs, so that threads counted around solve() are the solution's own.
     cudaStream_t s;
@@ -123,16 +121,13 @@ struct Worker {
     cudaStreamSynchronize(s);
     cudaStreamDestroy(s);
     cudaFree(probe);
-    PreCall::Timed t;
-    const char* where = "";
-    if (pre_call.timed_call([] {}, false, kCountAfterUs, &t, &where) != cudaSuccess ||
-        cudaDeviceSynchronize() != cudaSuccess) {
+    if (launch_null_kernel(cudaStreamLegacy) != cudaSuccess ||
+        cudaEventCreate(&start) != cudaSuccess || cudaEventCreate(&stop) != cudaSuccess ||
+        cudaMalloc(reinterpret_cast<void**>(&sync), kSyncBytes) != cudaSuccess ||
+        cudaMemset(sync, 0, kSyncBytes) != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess) {
       fatal("CUDA warm-up failed");
     }
-    if (cudaMalloc(reinterpret_cast<void**>(&sync), kSyncBytes) != cudaSuccess ||
-        cudaMemset(sync, 0, kSyncBytes) != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess) {
-      fatal("cannot allocate the sync buffer");
-    }
+    sync_handle = handle_of(sync);
   }
 
   // Loads the solution: its constructors run here, after calibration.
@@ -143,164 +138,181 @@ struct Worker {
     if (!call) fatal("the solution object has no fp4arena_call (not built by fp4arena?)");
   }
 
-  // The staged call between prepare, go and collect.
+  // The staged window between prepare, go and collect.
   struct Region {
     size_t offset, total, canary;
-    uint8_t* dev;
   };
   std::vector<Region> regions;
-  std::vector<uint64_t> arg_slots;
-  std::vector<void*> args;
-  bool staged = false, timed = false, ran = false, filled = true;
+  bool staged = false, ran = false, filled = false;
 
-  // prepare: the buffers (allocated; exported to the judge, or under a tool filled from
-  // shared memory), arguments, and (timed calls) the pre-call traffic and L2 flush. Untimed
-  // by the judge.
-  nlohmann::json prepare(const nlohmann::json& req) {
-    regions.clear();
-    std::vector<size_t> sizes;
-    // Without "fill" the judge handles the buffers itself and shared memory is not used.
-    filled = req.value("fill", true);
-    for (const auto& b : req.at("buffers")) {
-      Region r{b.at("offset"), size_t(b.at("size")) + 2 * size_t(b.at("canary")), b.at("canary"),
-               nullptr};
-      if (filled && r.offset + r.total > shm.size()) fatal("call buffer outside shared memory");
-      regions.push_back(r);
-      sizes.push_back(r.total);
-    }
-    int slot = req.value("slot", -1);
-    if (slot >= kRingSlots) fatal("ring slot out of range");
-    if (slot >= 0 && ring[slot].sizes != sizes) {
-      for (uint8_t* p : ring[slot].ptrs) cudaFree(p);
-      ring[slot].ptrs.clear();
-      ring[slot].sizes.clear();
-      ring[slot].handles.clear();
+  // (Re)allocates `count` sets of the given buffer sizes unless they exist already (and
+  // `fresh` is false). New sets are allocated before the old ones are freed, so a fresh set
+  // never gets the addresses of the window before it.
+  void allocate_sets(const std::vector<size_t>& sizes, int count, bool fresh) {
+    if (!fresh && int(sets.size()) == count && set_sizes == sizes) return;
+    std::vector<Set> next(static_cast<size_t>(count));
+    for (Set& st : next) {
       for (size_t bytes : sizes) {
         uint8_t* p = nullptr;
-        cudaError_t e = cudaMalloc(reinterpret_cast<void**>(&p), bytes);
+        cudaError_t e = cudaMalloc(reinterpret_cast<void**>(&p), std::max<size_t>(bytes, 1));
         if (e != cudaSuccess) cuda_failure("cudaMalloc of an argument buffer", e);
-        ring[slot].ptrs.push_back(p);
+        st.ptrs.push_back(p);
       }
-      ring[slot].sizes = sizes;
     }
-    const bool export_handles = req.value("export", false);
-    if (slot >= 0 && export_handles && ring[slot].handles.size() != ring[slot].ptrs.size()) {
-      ring[slot].handles.clear();
-      for (uint8_t* p : ring[slot].ptrs) ring[slot].handles.push_back(handle_of(p));
+    for (Set& st : sets) {
+      for (uint8_t* p : st.ptrs) cudaFree(p);
     }
-    std::vector<uint8_t*> fresh;
-    nlohmann::json handles = nlohmann::json::array();
-    for (size_t i = 0; i < regions.size(); ++i) {
-      Region& r = regions[i];
-      if (slot >= 0) {
-        r.dev = ring[slot].ptrs[i];
-        if (export_handles) handles.push_back(ring[slot].handles[i]);
-      } else {
-        cudaError_t e = cudaMalloc(reinterpret_cast<void**>(&r.dev), r.total);
-        if (e != cudaSuccess) cuda_failure("cudaMalloc of an argument buffer", e);
-        fresh.push_back(r.dev);
-        if (export_handles) handles.push_back(handle_of(r.dev));
-      }
-      if (!filled) continue;
-      cudaError_t e = cudaMemcpy(r.dev, shm.data() + r.offset, r.total, cudaMemcpyHostToDevice);
-      if (e != cudaSuccess) cuda_failure("copy of an argument buffer to the device", e);
-    }
-    for (uint8_t* p : previous) cudaFree(p);
-    previous = fresh;
-    // One value slot per parameter; args[i] points at it.
-    arg_slots.assign(req.at("args").size(), 0);
-    args.assign(arg_slots.size(), nullptr);
-    for (size_t i = 0; i < arg_slots.size(); ++i) {
-      const auto& a = req.at("args")[i];
-      args[i] = &arg_slots[i];
+    sets = std::move(next);
+    set_sizes = sizes;
+  }
+
+  // One set's arguments: buffer pointers past the leading canary, ints and floats.
+  static void set_args(Set& st, const std::vector<Region>& regions, const nlohmann::json& args) {
+    st.arg_slots.assign(args.size(), 0);
+    st.args.assign(args.size(), nullptr);
+    for (size_t i = 0; i < args.size(); ++i) {
+      const auto& a = args[i];
+      st.args[i] = &st.arg_slots[i];
       if (a.contains("buffer")) {
-        uint8_t* p = regions.at(a.at("buffer")).dev + regions.at(a.at("buffer")).canary;
-        std::memcpy(&arg_slots[i], &p, sizeof p);
+        const size_t b = a.at("buffer");
+        uint8_t* p = st.ptrs.at(b) + regions.at(b).canary;
+        std::memcpy(&st.arg_slots[i], &p, sizeof p);
       } else if (a.contains("int")) {
         int v = a.at("int");
-        std::memcpy(&arg_slots[i], &v, sizeof v);
+        std::memcpy(&st.arg_slots[i], &v, sizeof v);
       } else if (a.contains("float")) {
         float v = a.at("float");
-        std::memcpy(&arg_slots[i], &v, sizeof v);
+        std::memcpy(&st.arg_slots[i], &v, sizeof v);
       } else {
         fatal("unknown argument kind in call");
       }
     }
-    timed = req.value("flush_l2", false);
+  }
+
+  // prepare: the sets (allocated; exported to the judge, or under a tool filled from shared
+  // memory) and their arguments. Untimed.
+  nlohmann::json prepare(const nlohmann::json& req) {
+    regions.clear();
+    std::vector<size_t> sizes;
+    filled = req.value("fill", false);
+    const int count = req.value("sets", 1);
+    if (count < 1 || count > kMaxWindowCalls || (filled && count != 1)) fatal("bad number of sets");
+    for (const auto& b : req.at("buffers")) {
+      Region r{b.at("offset"), size_t(b.at("size")) + 2 * size_t(b.at("canary")), b.at("canary")};
+      if (filled && r.offset + r.total > shm.size()) fatal("call buffer outside shared memory");
+      regions.push_back(r);
+      sizes.push_back(r.total);
+    }
+    allocate_sets(sizes, count, req.value("fresh", false));
+    const nlohmann::json& all_args = req.at("set_args");
+    if (!all_args.is_array() || all_args.size() != sets.size()) fatal("one argument list per set");
+    nlohmann::json handles = nlohmann::json::array();
+    for (size_t k = 0; k < sets.size(); ++k) {
+      Set& st = sets[k];
+      if (st.handles.size() != st.ptrs.size()) {
+        st.handles.clear();
+        for (uint8_t* p : st.ptrs) st.handles.push_back(handle_of(p));
+      }
+      for (const std::string& h : st.handles) handles.push_back(h);
+      set_args(st, regions, all_args[k]);
+    }
+    if (filled) {
+      for (size_t i = 0; i < regions.size(); ++i) {
+        cudaError_t e = cudaMemcpy(sets[0].ptrs[i], shm.data() + regions[i].offset,
+                                   regions[i].total, cudaMemcpyHostToDevice);
+        if (e != cudaSuccess) cuda_failure("copy of an argument buffer to the device", e);
+      }
+    }
     cudaError_t e = cudaDeviceSynchronize();
     if (e != cudaSuccess) cuda_failure("before solve()", e);
-    if (timed) {
-      e = pre_call.prepare(++calls);
-      if (e != cudaSuccess) cuda_failure("L2 flush", e);
-    }
     staged = true;
     ran = false;
-    nlohmann::json reply = {{"ok", true}};
-    if (export_handles) {
-      reply["handles"] = handles;
-      if (sync_handle.empty()) sync_handle = handle_of(sync);
-      reply["sync"] = sync_handle;
-    }
-    return reply;
+    return {{"ok", true}, {"handles", handles}, {"sync", sync_handle}};
   }
 
-  // go: the timed part, and the only one the judge's clock bounds: blocking kernel, start
-  // event, solve() (or nothing, for calibration), stop event, release, synchronise. With a
-  // "seq" (the judge's window), the launch stream first waits for the judge's go word in the
-  // sync buffer and writes its done word right after the stop event, so that the judge's own
-  // events bracket this call's device work (harness/call_window.h).
-  nlohmann::json go(bool empty, const nlohmann::json& req) {
-    if (!empty && !staged) fatal("go without prepare");
-    const auto go_start = std::chrono::steady_clock::now();
-    int threads_before = count_threads();
-    std::function<void()> signal_done;
-    if (req.contains("seq")) {
-      const cuuint32_t seq = req.at("seq").get<uint32_t>();
-      const StreamMemOps& ops = stream_memops();
-      if (!ops.ok()) fatal("the CUDA driver has no stream memory operations");
-      if (ops.wait(CU_STREAM_LEGACY, reinterpret_cast<CUdeviceptr>(sync + kSyncGoOffset), seq,
-                   CU_STREAM_WAIT_VALUE_GEQ) != CUDA_SUCCESS) {
-        cuda_failure("the wait for the judge's window", cudaErrorLaunchFailure);
-      }
-      signal_done = [&ops, this, seq] {
-        ops.write(CU_STREAM_LEGACY, reinterpret_cast<CUdeviceptr>(sync + kSyncDoneOffset), seq,
-                  CU_STREAM_WRITE_VALUE_DEFAULT);
-      };
+  // A window (harness/call_window.h): the launch stream waits for the judge's go word `seq`,
+  // then start event, `enqueue()` (the calls), stop event, done word. "queued" goes out once
+  // enqueue() returned; after the judge's "settle" the worker measures what its context still
+  // has running and answers.
+  nlohmann::json window(uint32_t seq, const std::function<void()>& enqueue) {
+    const StreamMemOps& ops = stream_memops();
+    if (!ops.ok()) fatal("the CUDA driver has no stream memory operations");
+    const int threads_before = count_threads();
+    if (ops.wait(CU_STREAM_LEGACY, reinterpret_cast<CUdeviceptr>(sync + kSyncGoOffset), seq,
+                 CU_STREAM_WAIT_VALUE_GEQ) != CUDA_SUCCESS) {
+      cuda_failure("the wait for the judge's window", cudaErrorLaunchFailure);
     }
-    PreCall::Timed t;
-    const char* where = "";
-    cudaError_t e = pre_call.timed_call(
-        [&] {
-          if (!empty) call(args.data());
-        },
-        empty || timed, kCountAfterUs, &t, &where, signal_done);
-    if (e != cudaSuccess) {
-      std::string w = where;
-      if (w.rfind("the call", 0) == 0) w = "solve()" + w.substr(8);
-      cuda_failure(w.c_str(), e);
+    cudaEventRecord(start, cudaStreamLegacy);
+    const auto t0 = std::chrono::steady_clock::now();
+    enqueue();
+    const auto t1 = std::chrono::steady_clock::now();
+    cudaEventRecord(stop, cudaStreamLegacy);
+    ops.write(CU_STREAM_LEGACY, reinterpret_cast<CUdeviceptr>(sync + kSyncDoneOffset), seq,
+              CU_STREAM_WRITE_VALUE_DEFAULT);
+    std::string err;
+    if (!send_message(kWorkerSocketFd, {{"op", "queued"}}, &err)) _exit(2);
+    cudaError_t e = cudaEventSynchronize(stop);
+    if (e != cudaSuccess) cuda_failure("solve()", e);
+    nlohmann::json settle;
+    if (recv_message(kWorkerSocketFd, -1, &settle, &err, kChannelSpinMs) != RecvStatus::kOk ||
+        settle.value("op", "") != "settle") {
+      fatal("expected the judge's settle");
     }
-    int threads_after = count_threads();
-    ran = ran || !empty;
-    const double go_ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - go_start)
-            .count();
+    const auto t2 = std::chrono::steady_clock::now();
+    e = cudaDeviceSynchronize();
+    const auto t3 = std::chrono::steady_clock::now();
+    if (e != cudaSuccess) cuda_failure("solve() (work still running after it returned)", e);
+    if ((e = cudaGetLastError()) != cudaSuccess) cuda_failure("solve() (a failed launch)", e);
+    float event_ms = 0;
+    cudaEventElapsedTime(&event_ms, start, stop);
+    auto ms = [](std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
+      return std::chrono::duration<double, std::milli>(b - a).count();
+    };
+    ran = true;
     return {{"ok", true},
-            {"worker_go_ms", go_ms},
-            {"event_ms", t.event_ms},
-            {"event_only_ms", t.event_only_ms},
-            {"host_call_ms", t.host_call_ms},
-            {"busy_after_us", t.busy_after_us},
+            {"event_ms", event_ms},
+            {"host_call_ms", ms(t0, t1)},
+            {"busy_after_us", ms(t2, t3) * 1000.0},
             {"threads_before", threads_before},
-            {"threads_after", threads_after},
-            {"hold_timed_out", t.hold_timed_out}};
+            {"threads_after", count_threads()}};
   }
 
-  // collect: every buffer back into shared memory for the judge's checks.
+  nlohmann::json go(const nlohmann::json& req) {
+    if (!staged) fatal("go without prepare");
+    if (req.contains("seq")) {
+      return window(req.at("seq").get<uint32_t>(), [this] {
+        for (Set& st : sets) call(st.args.data());
+      });
+    }
+    // Under a tool: one call, no window.
+    const int threads_before = count_threads();
+    call(sets.at(0).args.data());
+    cudaError_t e = cudaDeviceSynchronize();
+    if (e == cudaSuccess) e = cudaGetLastError();
+    if (e != cudaSuccess) cuda_failure("solve()", e);
+    ran = true;
+    return {{"ok", true},
+            {"event_ms", 0.0},
+            {"host_call_ms", 0.0},
+            {"busy_after_us", 0.0},
+            {"threads_before", threads_before},
+            {"threads_after", count_threads()}};
+  }
+
+  nlohmann::json calibrate(const nlohmann::json& req) {
+    const int kernels = req.value("kernels", 0);
+    return window(req.at("seq").get<uint32_t>(), [kernels] {
+      for (int i = 0; i < kernels; ++i) launch_null_kernel(cudaStreamLegacy);
+    });
+  }
+
+  // collect: every buffer back into shared memory for the judge's checks (under a tool).
   nlohmann::json collect() {
     if (!ran) fatal("collect without go");
     if (!filled) fatal("collect of a call whose buffers the judge handles");
-    for (Region& r : regions) {
-      cudaError_t e = cudaMemcpy(shm.data() + r.offset, r.dev, r.total, cudaMemcpyDeviceToHost);
+    for (size_t i = 0; i < regions.size(); ++i) {
+      cudaError_t e = cudaMemcpy(shm.data() + regions[i].offset, sets[0].ptrs[i], regions[i].total,
+                                 cudaMemcpyDeviceToHost);
       if (e != cudaSuccess) cuda_failure("copy of a buffer back from the device", e);
     }
     staged = ran = false;
@@ -369,12 +381,12 @@ int main(int argc, char** argv) {
       if (op == "load") {
         w.load(so);
         reply = {{"ok", true}};
-      } else if (op == "empty") {
-        reply = w.go(true, req);
+      } else if (op == "calibrate") {
+        reply = w.calibrate(req);
       } else if (op == "prepare") {
         reply = w.prepare(req);
       } else if (op == "go") {
-        reply = w.go(false, req);
+        reply = w.go(req);
       } else if (op == "collect") {
         reply = w.collect();
       } else {

@@ -1,21 +1,30 @@
-// How the benchmark programs under tests/bench time a launch: exactly as the judge times a
-// solution's call (harness/pre_call.h: warm-up, L2 flush by memset, blocking kernel, events),
-// and optionally from a clean L2 (a 256 MB read after the flush, so that the L2 holds clean
-// lines, as under Nsight Compute). One place for both programs, with the start-up they share
-// (the device they need, and a CUDA check that ends the program).
+// What the benchmark programs under tests/bench share: their start-up (the device they need,
+// a CUDA check that ends the program), and the two figures they compare for a solution of a
+// challenge: the judge's (harness/judge.h, --action run on one case: windows of back-to-back
+// calls timed by the judge's own events, the worker in another process) and the in-process
+// one (the same shared object loaded into this program and timed as the judge times a
+// yardstick: harness/pre_call.h, time_back_to_back, CUDA events around the same number of
+// back-to-back calls on distinct input sets after the same warm-up and clean L2 flush).
 #pragma once
 
 #include <cuda_runtime.h>
+#include <dlfcn.h>
 
 #include <algorithm>
-#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
-#include <functional>
+#include <cstring>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "harness/challenge.h"
+#include "harness/compile.h"
+#include "harness/device_info.h"
+#include "harness/judge.h"
 #include "harness/pre_call.h"
+#include "harness/process.h"
+#include "harness/spec.h"
 
 namespace fp4arena {
 namespace bench {
@@ -43,78 +52,128 @@ inline void require_sm90(const char* program, const char* needs, int* sms, cudaD
   check_or_exit(program, cudaGetDeviceProperties(prop, device), "cudaGetDeviceProperties");
 }
 
-// Reads n 16-byte words; the sink keeps the loads alive (the data never matches it).
-static __global__ void clean_l2_read_kernel(const uint4* p, size_t n, unsigned* sink) {
-  unsigned acc = 0;
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
-       i += size_t(gridDim.x) * blockDim.x)
-    acc ^= p[i].x;
-  if (acc == 0x9E3779B9u) *sink = 1;
+/// The median over `samples` of time_back_to_back(pre, calls, ...) of `launch`, in us.
+inline bool in_process_us(const PreCall& pre, int calls, int samples, const IndexedLaunch& launch,
+                          double* us, std::string* err) {
+  std::vector<double> ms(size_t(samples), 0.0);
+  for (int s = 0; s < samples; ++s) {
+    if (!time_back_to_back(pre, calls, s, launch, &ms[size_t(s)], err)) return false;
+  }
+  std::sort(ms.begin(), ms.end());
+  *us = ms[ms.size() / 2] * 1000.0;
+  return true;
 }
 
-/// The judge's pre-call steps plus a buffer whose read leaves the L2 clean.
-class JudgeTiming {
- public:
-  JudgeTiming() = default;
-  JudgeTiming(const JudgeTiming&) = delete;
-  JudgeTiming& operator=(const JudgeTiming&) = delete;
-  ~JudgeTiming() {
-    cudaFree(clean_);
-    cudaFree(sink_);
-  }
-
-  /// PreCall::init and the 256 MB clean-read buffer on the current device. False with *err set.
-  bool init(std::string* err) {
-    if (!pre_.init(1.0, err)) return false;
-    int device = 0;
-    if (cudaGetDevice(&device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
-        cudaMalloc(&clean_, kCleanBytes) != cudaSuccess || cudaMalloc(&sink_, 4) != cudaSuccess ||
-        cudaMemset(clean_, 0x11, kCleanBytes) != cudaSuccess) {
-      *err = std::string("clean-L2 buffer: ") + cudaGetErrorString(cudaGetLastError());
-      return false;
-    }
-    return true;
-  }
-
-  /// The median of `calls` timed calls of `launch`, in microseconds; each call is prepared as
-  /// the judge prepares one, then (with `clean_l2`) the L2 is left clean. False with *err set
-  /// (naming the step) on a CUDA error, the launch's own errors included.
-  bool median_us(const std::function<void()>& launch, bool clean_l2, int calls, double* us,
-                 std::string* err) {
-    std::vector<double> ms;
-    for (int call = 0; call < calls; ++call) {
-      cudaError_t e = pre_.prepare(call);
-      if (e == cudaSuccess && clean_l2) {
-        clean_l2_read_kernel<<<4 * sms_, 256>>>(reinterpret_cast<const uint4*>(clean_),
-                                                kCleanBytes / 16, sink_);
-        e = cudaDeviceSynchronize();
-      }
-      const char* where = "prepare";
-      PreCall::Timed t;
-      if (e == cudaSuccess) e = pre_.timed_call(launch, true, 50, &t, &where);
-      if (e == cudaSuccess) {
-        where = "the timed launch";
-        e = cudaGetLastError();
-      }
-      if (e != cudaSuccess) {
-        *err = std::string(where) + ": " + cudaGetErrorString(e);
-        return false;
-      }
-      ms.push_back(t.event_ms);
-    }
-    std::sort(ms.begin(), ms.end());
-    *us = ms[ms.size() / 2] * 1000.0;
-    return true;
-  }
-
- private:
-  static constexpr size_t kCleanBytes = size_t(256) << 20;
-  PreCall pre_;
-  int sms_ = 0;
-  uint8_t* clean_ = nullptr;
-  unsigned* sink_ = nullptr;
+/// What the judge said of one benchmark case.
+struct JudgedFigure {
+  double median_ms = 0;
+  int calls_per_sample = 0;
+  double worker_reported_ms = 0;  ///< the worker's own events (a diagnostic)
 };
+
+/// Runs the judge on `solution` (--action run --case `case_name`, the worker next to this
+/// program); false + *err (the judge's summary included) unless the case passed.
+inline bool judged_figure(const std::string& challenge_dir, const std::string& solution,
+                          const std::string& case_name, JudgedFigure* out, std::string* err) {
+  JudgeOptions o;
+  o.challenge_dir = challenge_dir;
+  o.solution_path = solution;
+  o.action = Action::kRun;
+  o.cases = {case_name};
+  o.progress = false;
+  o.worker_path = self_exe_dir() + "/fp4arena_worker";
+  std::ostringstream log;
+  JudgeOutcome r = judge(o, log);
+  const nlohmann::json* b = nullptr;
+  if (r.record.contains("benchmarks")) {
+    for (const auto& x : r.record["benchmarks"]) {
+      if (x.value("name", "") == case_name) b = &x;
+    }
+  }
+  if (!b || b->value("verdict", "") != "passed") {
+    *err = "the judge did not pass " + case_name + ":\n" + log.str();
+    return false;
+  }
+  out->median_ms = (*b)["median_ms"].get<double>();
+  out->calls_per_sample = b->value("calls_per_sample", 1);
+  out->worker_reported_ms = b->value("worker_reported_median_ms", 0.0);
+  return true;
+}
+
+/// The solution's shared object loaded into this program: `calls` back-to-back calls on
+/// distinct input sets (generated from fresh seeds) per sample, timed by in_process_us.
+inline bool in_process_figure(const PreCall& pre, const std::string& challenge_dir,
+                              const std::string& solution, const std::string& case_name, int calls,
+                              int samples, double* us, std::string* err) {
+  Spec spec;
+  if (!load_spec(challenge_dir, &spec, err)) return false;
+  std::unique_ptr<Challenge> ch = make_challenge(spec.name);
+  const CaseSpec* c = spec.find_case(case_name);
+  if (!ch || !c) {
+    *err = "no challenge or case " + case_name;
+    return false;
+  }
+  DeviceInfo dev;
+  CompileOptions copts;
+  if (query_device(0, &dev, err))
+    copts.arch = arch_for_compute_capability(dev.cc_major, dev.cc_minor);
+  err->clear();
+  CompileResult compiled;
+  if (!compile_solution(spec, solution, copts, &compiled, err) || !compiled.ok) {
+    if (err->empty()) *err = "compile failed: " + compiled.diagnostics;
+    return false;
+  }
+  void* so = dlopen(compiled.so_path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  using CallFn = void (*)(void* const*);
+  CallFn call = so ? reinterpret_cast<CallFn>(dlsym(so, "fp4arena_call")) : nullptr;
+  if (!call) {
+    *err = std::string("cannot load ") + compiled.so_path + ": " + dlerror();
+    return false;
+  }
+  // One set per call: device buffers and the argument slots the call shim reads.
+  const size_t n_sets = static_cast<size_t>(calls);
+  std::vector<std::vector<void*>> bufs(n_sets);
+  std::vector<std::vector<uint64_t>> slots(n_sets);
+  std::vector<std::vector<void*>> args(n_sets);
+  for (int i = 0; i < calls; ++i) {
+    ProblemData in;
+    if (!ch->generate(*c, 1000 + uint64_t(i), &in, err)) return false;
+    slots[i].assign(spec.params.size(), 0);
+    for (size_t k = 0; k < spec.params.size(); ++k) {
+      const ParamSpec& p = spec.params[k];
+      args[i].push_back(&slots[i][k]);
+      if (p.is_buffer()) {
+        void* d = nullptr;
+        const size_t bytes = buffer_bytes(p, in.dims);
+        if (cudaMalloc(&d, std::max<size_t>(bytes, 1)) != cudaSuccess) {
+          *err = "cudaMalloc of an argument buffer";
+          return false;
+        }
+        if (p.role == "in")
+          cudaMemcpy(d, in.buffers.at(p.name).data(), bytes, cudaMemcpyHostToDevice);
+        bufs[i].push_back(d);
+        std::memcpy(&slots[i][k], &d, sizeof d);
+      } else if (p.role == "dim" || p.scalar_type == "int") {
+        const int v = p.role == "dim" ? int(in.dims.at(p.name)) : int(in.scalars.at(p.name));
+        std::memcpy(&slots[i][k], &v, sizeof v);
+      } else {
+        const float v = float(in.scalars.at(p.name));
+        std::memcpy(&slots[i][k], &v, sizeof v);
+      }
+    }
+  }
+  const bool ok = in_process_us(
+      pre, calls, samples,
+      [&](int i, std::string*) {
+        call(args[size_t(i)].data());
+        return true;
+      },
+      us, err);
+  for (auto& set : bufs) {
+    for (void* d : set) cudaFree(d);
+  }
+  return ok;
+}
 
 }  // namespace bench
 }  // namespace fp4arena

@@ -1,18 +1,21 @@
 // fp4arena_stream_floor: a benchmark program (it reports figures; it passes or fails nothing).
-// How long does the GPU take, timed exactly as the judge times a solution, only to read N
-// bytes of weights into the SMs? That is the floor under any memory-bound kernel's judged
-// time, e.g. w4a16_matmul's decode case (12.6 MB of packed weights, 14.2 MB with scales).
+// How long does the GPU take only to read N bytes into the SMs, and how close does the judge's
+// figure come to it? That is the floor under every memory-bound kernel's judged time (e.g.
+// w4a16_matmul's decode case reads 14.2 MB, w4a8_grouped_gemm's decode about 138 MB).
 //
-// Each call runs PreCall::prepare (about 1 ms of memset traffic and an L2 flush by memset, as
-// before every judged call) and PreCall::timed_call (blocking kernel, start event, one
-// launch, stop event), so the figures are comparable with a record's median_ms. Two ways to
-// read, each block its contiguous slice: `bulk`, cp.async.bulk into shared memory in chunks
-// of at most 16 KB, every chunk in flight at once; `loads`, 16-byte loads by 256 threads.
-// And two L2 states: `judge` (after the flush, the L2 holds the memset's dirty lines, which
-// are written back while the kernel reads) and `clean` (a 256 MB read after the flush, so the
-// L2 holds clean lines: what the floor would be without those write-backs).
+// For 1, 14 and 138 MiB it prints:
+//   judged     the judge's figure (--action run) for tests/solutions/stream_read/read.cu on the
+//              test-only challenge tests/challenges/stream_read, case mb1, mb14 or mb138:
+//              windows of back-to-back calls, each on fresh inputs, timed by the judge's events;
+//   in-process the same shared object timed in this process as the judge times a yardstick
+//              (the same number of back-to-back calls on distinct buffers after the judge's
+//              warm-up and clean L2 flush, CUDA events around them);
+//   best       the best of this file's own read kernels timed the same way: cp.async.bulk into
+//              shared memory in chunks of at most 16 KB, or 16-byte loads by 256 threads, on
+//              128 blocks or one per SM;
+//   cold       the best kernel's single call after the clean flush (no call before it).
 //
-// Usage: fp4arena_stream_floor [bytes ...]   (default: 12582912 14155776). Needs sm_90.
+// Usage: fp4arena_stream_floor   (needs sm_90 and the fp4arena_worker next to it)
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -92,68 +95,91 @@ void check(cudaError_t e, const char* what) {
   fp4arena::bench::check_or_exit(kProgram, e, what);
 }
 
+struct Variant {
+  int mode;  // 0 bulk, 1 loads
+  int blocks;
+};
+
 }  // namespace
 
-int main(int argc, char** argv) {
-  std::vector<size_t> sizes;
-  for (int i = 1; i < argc; ++i) {
-    char* end = nullptr;
-    const unsigned long long v = std::strtoull(argv[i], &end, 10);
-    if (!end || *end != '\0' || v == 0 || v > (size_t(1) << 30)) {
-      std::fprintf(stderr,
-                   "fp4arena_stream_floor: argument %d ('%s'): expected a byte count, "
-                   "1 to 1073741824\n",
-                   i, argv[i]);
-      return 2;
-    }
-    sizes.push_back(v);
-  }
-  if (sizes.empty()) sizes = {12582912, 14155776};
+int main() {
   int sms = 0;
   cudaDeviceProp prop;
   fp4arena::bench::require_sm90(kProgram, "cp.async.bulk", &sms, &prop);
-  fp4arena::bench::JudgeTiming timing;
+  fp4arena::PreCall pre;
   std::string err;
-  if (!timing.init(&err)) {
-    std::fprintf(stderr, "fp4arena_stream_floor: %s\n", err.c_str());
+  if (!pre.init(1.0, &err)) {
+    std::fprintf(stderr, "%s: %s\n", kProgram, err.c_str());
     return 2;
   }
-  uint8_t* src = nullptr;
-  unsigned* sink = nullptr;
-  const size_t most = *std::max_element(sizes.begin(), sizes.end());
-  check(cudaMalloc(&src, most + 4096), "cudaMalloc");
-  check(cudaMalloc(&sink, 4), "cudaMalloc");
-  check(cudaMemset(src, 0x35, most + 4096), "cudaMemset");
   check(cudaFuncSetAttribute(bulk_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                              kMaxChunks * kChunk),
         "cudaFuncSetAttribute");
-  std::printf("%s, %d SMs; median of 21 calls, each timed as the judge times a solution\n",
-              prop.name, sms);
-  std::printf("%12s %7s %6s %6s %10s %10s\n", "bytes", "blocks", "read", "L2", "median us", "GB/s");
-  for (size_t bytes : sizes) {
-    for (int blocks : {128, sms}) {
-      const size_t slice = (bytes / blocks + 15) / 16 * 16;
-      for (int mode = 0; mode < 2; ++mode) {
-        if (mode == 0 && slice > size_t(kMaxChunks) * kChunk) continue;
-        for (int clean_l2 = 0; clean_l2 < 2; ++clean_l2) {
-          double us = 0;
-          const auto launch = [&] {
-            if (mode == 0) {
-              bulk_kernel<<<blocks, kThreads, kMaxChunks * kChunk>>>(src, slice, sink);
-            } else {
-              loads_kernel<<<blocks, kThreads>>>(src, slice, sink);
-            }
-          };
-          if (!timing.median_us(launch, clean_l2 != 0, 21, &us, &err)) {
-            std::fprintf(stderr, "fp4arena_stream_floor: %s\n", err.c_str());
-            return 2;
-          }
-          std::printf("%12zu %7d %6s %6s %10.2f %10.0f\n", slice * blocks, blocks,
-                      mode == 0 ? "bulk" : "loads", clean_l2 ? "clean" : "judge", us,
-                      double(slice * blocks) / (us * 1e3));
+  unsigned* sink = nullptr;
+  check(cudaMalloc(&sink, 4), "cudaMalloc");
+  const std::string src = FP4ARENA_SOURCE_DIR;
+  const std::string dir = src + "/tests/challenges/stream_read";
+  const std::string solution = src + "/tests/solutions/stream_read/read.cu";
+  std::printf("%s, %d SMs; medians of 21 samples (judged: the judge's own samples)\n", prop.name,
+              sms);
+  std::printf("%10s %5s | %9s %7s | %9s %7s | %9s %7s %-11s | %9s %7s | %8s\n", "MiB", "calls",
+              "judged us", "GB/s", "in-proc", "GB/s", "best", "GB/s", "(kernel)", "cold us", "GB/s",
+              "judged %");
+  const struct {
+    const char* name;
+    size_t mib;
+  } kSizes[] = {{"mb1", 1}, {"mb14", 14}, {"mb138", 138}};
+  for (const auto& sz : kSizes) {
+    const size_t bytes = sz.mib << 20;
+    fp4arena::bench::JudgedFigure j;
+    double inproc_us = 0;
+    if (!fp4arena::bench::judged_figure(dir, solution, sz.name, &j, &err) ||
+        !fp4arena::bench::in_process_figure(pre, dir, solution, sz.name, j.calls_per_sample, 21,
+                                            &inproc_us, &err)) {
+      std::fprintf(stderr, "%s: %s\n", kProgram, err.c_str());
+      return 2;
+    }
+    const int calls = j.calls_per_sample;
+    std::vector<uint8_t*> bufs(size_t(calls), nullptr);
+    for (uint8_t*& b : bufs) {
+      check(cudaMalloc(&b, bytes + 4096), "cudaMalloc");
+      check(cudaMemset(b, 0x35, bytes + 4096), "cudaMemset");
+    }
+    double best_us = 1e30, cold_us = 0;
+    std::string best_name;
+    for (Variant v : {Variant{0, 128}, Variant{0, sms}, Variant{1, 128}, Variant{1, sms}}) {
+      const size_t slice = (bytes / size_t(v.blocks) + 15) / 16 * 16;
+      if (v.mode == 0 && slice > size_t(kMaxChunks) * kChunk) continue;
+      auto launch = [&, v, slice](int i, std::string*) {
+        if (v.mode == 0) {
+          bulk_kernel<<<v.blocks, kThreads, kMaxChunks * kChunk>>>(bufs[size_t(i)], slice, sink);
+        } else {
+          loads_kernel<<<v.blocks, kThreads>>>(bufs[size_t(i)], slice, sink);
+        }
+        return true;
+      };
+      double us = 0;
+      if (!fp4arena::bench::in_process_us(pre, calls, 21, launch, &us, &err)) {
+        std::fprintf(stderr, "%s: %s\n", kProgram, err.c_str());
+        return 2;
+      }
+      if (us < best_us) {
+        best_us = us;
+        best_name = std::string(v.mode == 0 ? "bulk/" : "loads/") + std::to_string(v.blocks);
+        if (!fp4arena::bench::in_process_us(pre, 1, 21, launch, &cold_us, &err)) {
+          std::fprintf(stderr, "%s: %s\n", kProgram, err.c_str());
+          return 2;
         }
       }
     }
+    for (uint8_t* b : bufs) cudaFree(b);
+    const double judged_us = j.median_ms * 1000.0;
+    auto gbps = [bytes](double us) { return double(bytes) / (us * 1e3); };
+    std::printf(
+        "%10zu %5d | %9.2f %7.0f | %9.2f %7.0f | %9.2f %7.0f %-11s | %9.2f %7.0f | %7.1f%%\n",
+        sz.mib, calls, judged_us, gbps(judged_us), inproc_us, gbps(inproc_us), best_us,
+        gbps(best_us), best_name.c_str(), cold_us, gbps(cold_us),
+        100.0 * gbps(judged_us) / gbps(best_us));
   }
   return 0;
 }

@@ -1,7 +1,7 @@
 // The quantization challenges' adversarial suite (ctest label "gpu"; every test skips without
 // a GPU): rounding bugs the exact-or-tie comparison must catch on the cases built for them, a
 // global scale one ulp off that it must accept (the judge conditions the codes on it), a
-// short kernel's forged device time that only the judge's device clock catches, and the
+// short kernel's forged device time that gains nothing (the figure is the judge's), and the
 // shipped solutions passing every test. Fixtures: tests/solutions/adversarial/quantize/ (one
 // shared kernel, quantize_kernel.cuh, with one Bug per fixture). The same bugs are simulated
 // on the host by tests/challenges/quantize_challenges_test.cc.
@@ -74,14 +74,11 @@ std::vector<Fixture> fixtures() {
        nv,
        kFailed,
        {{"example", "wrong_answer", {"'global_scale': 1 of 1 elements outside 1 ulp"}}}},
-      // The correct kernel (~0.2 ms on activations) with every device time the worker
-      // measures scaled by 0.55: 0.09 ms hidden, within the host clock's margin; the judge's
-      // device clock (margin 0.06 ms) catches it.
-      {"nvfp4_forge_event_time",
-       nv,
-       kFailed,
-       {{"example", "passed"},
-        {"activations", "timing_mismatch", {"below what the judge's device clock measured"}}}},
+      // The correct kernel (~0.1-0.2 ms on activations) with every device time the worker
+      // measures scaled by 0.55: the report is a diagnostic only, so the fixture passes at its
+      // honest speed (the forged report stays in the record; gpu_adversarial_test.cc
+      // ForgedReportsGainNothing compares forged and honest figures).
+      {"nvfp4_forge_event_time", nv, kPassed, {{"example", "passed"}, {"activations", "passed"}}},
       // Accepted: one ulp is within the comparison, and the codes are judged for that scale.
       // With the activations benchmark: a run without a benchmark has no score.
       {"nvfp4_global_scale_ulp_up",

@@ -15,6 +15,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "harness/verdict.h"
+
 namespace fp4arena {
 namespace {
 
@@ -864,7 +866,38 @@ SubmitRecord make(const std::string& file, const std::string& sha_char, double s
   r.score = score;
   r.score_valid = true;
   r.passed = true;
+  r.timing_method = kTimingMethod;
   return r;
+}
+
+// A record timed by an earlier method (the worker's own events held to the judge's clocks,
+// before judge-window-v1) is listed apart and never ranked beside the judge's own figures.
+TEST(RankRecords, RecordsOfAnEarlierTimingMethodAreNotRanked) {
+  SubmitRecord old = make("old", "a", 900.0);
+  old.timing_method.clear();
+  const Board b = rank_records({old, make("new", "b", 500.0)});
+  ASSERT_EQ(b.groups.size(), 1u);
+  ASSERT_EQ(b.groups[0].entries.size(), 1u);
+  EXPECT_EQ(b.groups[0].entries[0].record.solution_stem, "new");
+  ASSERT_EQ(b.not_ranked.size(), 1u);
+  EXPECT_EQ(b.not_ranked[0].file, "old");
+  EXPECT_TRUE(starts_with(b.not_ranked[0].reason, "not ranked: timed by an earlier method"))
+      << b.not_ranked[0].reason;
+}
+
+// A record's "timing_method" counts only where it names the current method exactly; older
+// records describe theirs in words.
+TEST(ParseRecord, OnlyTheCurrentTimingMethodNameCounts) {
+  json j = json::parse(slurp(kRecordsV2 + "/" + kW4a16));
+  for (const char* method : {"judge-window-v1", "per call: a blocking kernel ...", ""}) {
+    j["timing_method"] = method;
+    const fs::path path = fresh_dir("method") / "r.json";
+    spit(path, j.dump(2));
+    SubmitRecord r;
+    std::string reason;
+    ASSERT_TRUE(load_record(path.string(), &r, &reason)) << reason;
+    EXPECT_EQ(r.timing_method, std::string(method) == kTimingMethod ? kTimingMethod : "") << method;
+  }
 }
 
 TEST(RankRecords, SeparatesJudgeSeriesAndMarksTheOlder) {

@@ -10,6 +10,7 @@
 #include "harness/leaderboard.h"
 #include "harness/process.h"
 #include "harness/sha256.h"
+#include "harness/verdict.h"
 #include "tests/test_util.h"
 
 namespace fp4arena {
@@ -50,7 +51,10 @@ TEST(CommittedResults, RecordsMatchTheirSources) {
   }
 }
 
-TEST(CommittedResults, BoardRanksThemAll) {
+// Every committed record is read without rejection; those timed by the judge's own clock
+// (kTimingMethod) are ranked, and those of the earlier method are listed apart with the
+// reason, never ranked beside them.
+TEST(CommittedResults, BoardRanksEveryRecordOfTheCurrentMethod) {
   LeaderboardOptions o;
   o.results_dir = testing_util::source_dir() + "/results";
   o.out_dir = ::testing::TempDir() + "/committed-board";
@@ -60,17 +64,21 @@ TEST(CommittedResults, BoardRanksThemAll) {
   std::string err;
   ASSERT_TRUE(build_leaderboard(o, &rep, &err)) << err;
   EXPECT_TRUE(rep.rejected.empty()) << rep.rejected.front();
-  EXPECT_EQ(rep.records_ranked, rep.records_read);
-  // They are v1 records, read through the migration and noted as such on the board.
-  std::ifstream board(o.out_dir + "/leaderboard.json");
-  const nlohmann::json b = nlohmann::json::parse(board);
-  for (const auto& g : b["groups"]) {
-    for (const auto& e : g["entries"]) {
-      if (e["schema"] == "fp4arena.submit.v1") {
-        EXPECT_EQ(e["notes"], nlohmann::json({"v1 record"}));
-      }
-    }
+  std::vector<std::string> files;
+  find_json(o.results_dir, &files);
+  int current = 0;
+  for (const std::string& f : files) {
+    std::ifstream in(f);
+    const nlohmann::json r = nlohmann::json::parse(in);
+    current += r.value("schema", "").rfind("fp4arena.submit.", 0) == 0 &&
+               r.value("timing_method", "") == kTimingMethod;
   }
+  EXPECT_EQ(rep.records_ranked, current);
+  int earlier = 0;
+  for (const std::string& line : rep.not_ranked) {
+    earlier += line.find("not ranked: timed by an earlier method") != std::string::npos;
+  }
+  EXPECT_EQ(earlier + current, rep.records_read);
 }
 
 }  // namespace

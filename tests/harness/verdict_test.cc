@@ -28,7 +28,7 @@ CallFacts everything_wrong() {
   f.input_changed = "'a' (first changed byte at 0 of 8)";
   f.threads_before = 1;
   f.threads_after = 3;
-  f.event_ms = 1;
+  f.judge_call_ms = 1;
   f.busy_after_us = 5000;
   f.outputs_checked = true;
   f.outputs_ok = false;
@@ -60,12 +60,12 @@ TEST(Verdict, OrderOfChecks) {
 
 TEST(Verdict, EscapeThresholdIsMaxOf50UsAnd5Percent) {
   CallFacts f;
-  f.event_ms = 10;  // 5% = 500 us
+  f.judge_call_ms = 10;  // 5% = 500 us
   f.busy_after_us = 499;
   EXPECT_EQ(decide_verdict(f).verdict, Verdict::kPassed);
   f.busy_after_us = 501;
   EXPECT_EQ(decide_verdict(f).verdict, Verdict::kTimingEscape);
-  f.event_ms = 0.1;  // 5% = 5 us < 50 us
+  f.judge_call_ms = 0.1;  // 5% = 5 us < 50 us
   f.busy_after_us = 49;
   EXPECT_EQ(decide_verdict(f).verdict, Verdict::kPassed);
   f.under_tool = true;  // sanitizers and profilers make both checks meaningless
@@ -87,79 +87,47 @@ TEST(Verdict, RuntimeEndsNameTheCause) {
   EXPECT_EQ(decide_verdict(f).verdict, Verdict::kCrashed);
 }
 
-TEST(Verdict, ReportedTimeLongerThanTheJudgesClockIsAMismatch) {
-  CallFacts f;
-  f.event_ms = 1.0;
-  f.judge_wall_ms = 0.9;
-  Decision d = decide_verdict(f);
-  EXPECT_EQ(d.verdict, Verdict::kTimingMismatch);
-  EXPECT_NE(d.reason.find("1.000 ms of device time"), std::string::npos) << d.reason;
-  f.judge_wall_ms = 1.01;  // within the clocks' slack
-  EXPECT_EQ(decide_verdict(f).verdict, Verdict::kPassed);
-  f.judge_wall_ms = 0;  // not measured (tools)
-  EXPECT_EQ(decide_verdict(f).verdict, Verdict::kPassed);
+// The switches come out of windows of one and of nine null kernels: the kernels cancel.
+TEST(Verdict, SwitchCostCancelsTheNullKernels) {
+  // H100, 2026-11-27: one null kernel 288.2 us, nine 303.3 us -> 286.3 us of switches.
+  EXPECT_NEAR(switch_ms_from(0.2882, 0.3033), 0.28631, 1e-5);
+  EXPECT_NEAR(switch_ms_from(0.3, 0.3), 0.3, 1e-12);  // kernels of no time
 }
 
-TEST(Verdict, BenchmarkClockBoundsTheReportFromBothSides) {
-  // Honest: 0.300 ms on the device, 0.380 ms round trip, 0.060 ms calibrated overhead.
-  EXPECT_EQ(check_benchmark_clock(0.300, 0.380, 0.060).verdict, Verdict::kPassed);
-  // Halved by a forger: 0.150 < 0.380 - 0.060 - max(0.05, 0.038).
-  Decision d = check_benchmark_clock(0.150, 0.380, 0.060);
-  EXPECT_EQ(d.verdict, Verdict::kTimingMismatch);
-  EXPECT_NE(d.reason.find("below what the judge's clock allows"), std::string::npos);
-  // Longer than the round trip itself.
-  EXPECT_EQ(check_benchmark_clock(0.500, 0.380, 0.060).verdict, Verdict::kTimingMismatch);
-  // Large calls: a 10% margin. 100 ms reported as 85 ms passes the bound? 100-0.06-10 = 89.9.
-  EXPECT_EQ(check_benchmark_clock(85.0, 100.0, 0.06).verdict, Verdict::kTimingMismatch);
-  EXPECT_EQ(check_benchmark_clock(91.0, 100.0, 0.06).verdict, Verdict::kPassed);
+// A window's time per call: the judge's events less the calibrated switches, over the calls;
+// delivery and snapshot count only beyond their expectation.
+TEST(Verdict, WindowCallTimeIsTheJudgesEventsLessTheSwitches) {
+  WindowCalibration cal;
+  cal.switch_ms = 0.280;
+  cal.pre_ms = 0.050;   // the flush of an empty window
+  cal.post_ms = 0.004;  // an empty snapshot kernel
+  // 8 calls of 20 us: 0.160 + 0.280 between E1 and E2.
+  WindowClock w{0.050 + 0.100, 0.440, 0.004 + 0.010};
+  EXPECT_NEAR(window_call_ms(w, cal, 0.100, 0.010, 8), 0.020, 1e-12);
+  // Delivery 0.2 ms longer than its model allows (the worker's context took the GPU beside
+  // it): the excess is the calls'.
+  const double allowed_pre = cal.pre_ms + kModelSlack * 0.100 + kModelSlackMs;
+  w.pre_ms = allowed_pre + 0.200;
+  EXPECT_NEAR(window_call_ms(w, cal, 0.100, 0.010, 8), 0.020 + 0.200 / 8, 1e-12);
+  // Within the slack: nothing added.
+  w.pre_ms = allowed_pre - 1e-6;
+  EXPECT_NEAR(window_call_ms(w, cal, 0.100, 0.010, 8), 0.020, 1e-12);
+  // A snapshot held up past a done word written early: charged the same way.
+  w.post_ms = cal.post_ms + kModelSlack * 0.010 + kModelSlackMs + 0.080;
+  EXPECT_NEAR(window_call_ms(w, cal, 0.100, 0.010, 8), 0.020 + 0.010, 1e-12);
+  EXPECT_NEAR(window_call_ms(w, cal, 0.100, 0.010, 0), 0.160 + 0.080, 1e-12);  // calls < 1: one
 }
 
-TEST(Verdict, TheOverheadBesideTheCallsIsCappedByTheStartCalibration) {
-  // A solution that slows the worker's empty round trips by 2 ms to hide a halved time: a
-  // 1 ms call reported as 0.5 ms, round trip 1.35 ms, empty trips 2.35 ms beside it.
-  // Uncapped, 1.35 - 2.35 - 0.135 < 0.5 would pass; capped at 0.30 + 0.25 it does not.
-  EXPECT_EQ(check_benchmark_clock(0.5, 1.35, 2.35).verdict, Verdict::kPassed);
-  Decision d = check_benchmark_clock(0.5, 1.35, 2.35, 0.30);
+TEST(Verdict, AWindowFasterThanTheSwitchesIsAMismatch) {
+  WindowCalibration cal;
+  cal.switch_ms = 0.280;
+  WindowClock w;
+  w.call_ms = 0.280 - kSwitchMarginMs + 1e-6;
+  EXPECT_EQ(window_check(w, cal).verdict, Verdict::kPassed);
+  w.call_ms = 0.008;  // the round trip of a worker that ran no kernel
+  const Decision d = window_check(w, cal);
   EXPECT_EQ(d.verdict, Verdict::kTimingMismatch);
-  EXPECT_NE(d.reason.find("capped at the start calibration"), std::string::npos) << d.reason;
-  // Honest runs: the overhead beside the calls 0.09-0.13 ms above the start calibration.
-  EXPECT_EQ(check_benchmark_clock(0.040, 0.474, 0.434, 0.344).verdict, Verdict::kPassed);
-  EXPECT_EQ(check_benchmark_clock(1.000, 1.510, 0.510, 0.382).verdict, Verdict::kPassed);
-  EXPECT_DOUBLE_EQ(allowed_overhead_ms(0.434, 0.344), 0.434);
-  EXPECT_DOUBLE_EQ(allowed_overhead_ms(2.0, 0.3), 0.55);
-  EXPECT_DOUBLE_EQ(allowed_overhead_ms(2.0, 0.0), 2.0);  // no calibration: no cap
-}
-
-TEST(Verdict, TheDeviceClockBoundsAShortKernelToMicroseconds) {
-  // Figures of an H200 (harness/verdict.h): the empty window 0.7556 ms after its flush, its
-  // delivery and flush 0.0309 ms, its snapshot 0.0040 ms. A 0.143 ms kernel's window: 0.9042
-  // ms after the flush, 0.0462 ms before it (33 MB of inputs modelled at 0.0120 ms) and
-  // 0.0100 ms of snapshot (8 MB of outputs modelled at 0.0040 ms).
-  const WindowClock empty{0.0309, 0.7556, 0.0040};
-  const double dev = device_clock_ms({0.0462, 0.9042, 0.0100}, empty, 0.0120, 0.0040);
-  EXPECT_NEAR(dev, 0.1486, 1e-12);  // delivery and snapshot stayed within their allowances
-  EXPECT_EQ(check_device_clock(0.1443, dev).verdict, Verdict::kPassed);
-  // The same call reported as 0.070 ms: inside the host clock's margin, not this one's.
-  EXPECT_EQ(check_benchmark_clock(0.070, 1.0046, 0.7556 + 0.1).verdict, Verdict::kPassed);
-  Decision d = check_device_clock(0.070, dev);
-  EXPECT_EQ(d.verdict, Verdict::kTimingMismatch);
-  EXPECT_NE(d.reason.find("judge's device clock measured: 0.149 ms"), std::string::npos)
-      << d.reason;
-  // The margin: 0.06 ms, or 3% of long calls.
-  EXPECT_DOUBLE_EQ(device_margin_ms(0.1), kDeviceMarginMs);
-  EXPECT_DOUBLE_EQ(device_margin_ms(10.0), 0.3);
-  EXPECT_EQ(check_device_clock(0.1486 - 0.059, dev).verdict, Verdict::kPassed);
-  EXPECT_EQ(check_device_clock(0.1486 - 0.061, dev).verdict, Verdict::kTimingMismatch);
-  // Work of the worker's beside the judge's delivery (after the inputs may have arrived)
-  // counts once the delivery runs past its allowance: 0.0309 + 1.5 * 0.0120 + 0.03.
-  EXPECT_NEAR(device_clock_ms({0.0789, 0.9042, 0.0100}, empty, 0.0120, 0.0040), 0.1486, 1e-12);
-  EXPECT_NEAR(device_clock_ms({0.5789, 0.9042, 0.0100}, empty, 0.0120, 0.0040), 0.1486 + 0.5,
-              1e-12);
-  // So does a snapshot that waited for work the worker left running past a done word written
-  // early: past 0.0040 + 1.5 * 0.0040 + 0.03.
-  EXPECT_NEAR(device_clock_ms({0.0462, 0.9042, 0.0400}, empty, 0.0120, 0.0040), 0.1486, 1e-12);
-  EXPECT_NEAR(device_clock_ms({0.0462, 0.9042, 0.1400}, empty, 0.0120, 0.0040), 0.1486 + 0.1,
-              1e-12);
+  EXPECT_NE(d.reason.find("faster than the two context switches"), std::string::npos) << d.reason;
 }
 
 TEST(Score, GeometricMeanWhenEverythingPassed) {

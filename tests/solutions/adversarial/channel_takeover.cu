@@ -13,11 +13,10 @@
 //            copies the outputs back: correct outputs, timed at half.
 //
 // Against a judge that ends its clock on go's answer and then asks for the outputs, every
-// case passes at twice the real speed. The judge instead delivers the inputs and copies the
-// outputs itself inside its own window (harness/call_window.h): the copy either waits for
-// the kernel (the judge's clock sees the whole time: timing_mismatch) or, once the kernel
-// outlasts a time slice, preempts it and finds the outputs unfinished (wrong_answer). The
-// judge's device clock counts a snapshot that waited past its copy model.
+// case passes at twice the real speed. This judge instead times its own window and expects the
+// worker to say "queued" and then nothing until the judge's "settle" (harness/call_window.h):
+// the hand-made answer arrives while the window still waits for a done word that nobody wrote,
+// and the judge ends the window and reports the worker's failure (`crashed`).
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>

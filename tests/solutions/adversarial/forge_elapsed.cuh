@@ -1,7 +1,8 @@
 // Cheat machinery for the timing fixtures: a load-time constructor redirects the worker's
-// cudaEventElapsedTime so that every device time the worker measures is multiplied by
-// kForgedFraction, which the including file defines (before the include) in namespace
-// `forged`. The fixture's solve() then does the real work.
+// cudaEventElapsedTime so that every device time the worker measures becomes
+// max(t * kForgedFraction - kForgedOffsetMs, kForgedFloor * t), with the three constants
+// defined by the including file (before the include) in namespace `forged`. The fixture's
+// solve() then does the real work.
 //
 // Two routes, whichever the worker's build leaves open:
 // - a worker that links the CUDA runtime dynamically exports cudaEventElapsedTime: dlsym
@@ -28,7 +29,9 @@
 
 namespace {
 
+using forged::kForgedFloor;
 using forged::kForgedFraction;
+using forged::kForgedOffsetMs;
 
 using ElapsedFn = cudaError_t (*)(float*, cudaEvent_t, cudaEvent_t);
 ElapsedFn g_real = nullptr;  // the worker's function, on the GOT route
@@ -38,7 +41,10 @@ cudaError_t scaled(float* ms, cudaEvent_t start, cudaEvent_t stop) {
   // On the code route the worker's function is overwritten: this object's own copy of the
   // runtime (hidden, linked in by nvcc) answers instead.
   cudaError_t e = g_real ? g_real(ms, start, stop) : cudaEventElapsedTime(ms, start, stop);
-  if (e == cudaSuccess && ms) *ms *= kForgedFraction;
+  if (e == cudaSuccess && ms) {
+    const float forged = *ms * kForgedFraction - kForgedOffsetMs;
+    *ms = forged > kForgedFloor * *ms ? forged : kForgedFloor * *ms;
+  }
   return e;
 }
 
