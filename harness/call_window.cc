@@ -248,7 +248,6 @@ double CallWindow::snapshot_model_ms() const {
 
 bool CallWindow::map(const std::vector<std::string>& handles,
                      const std::vector<WindowBuffer>& buffers, int sets, std::string* err) {
-  ++generation_;
   buffers_ = buffers;
   sets_ = sets;
   worker_ptrs_.assign(buffers.size() * size_t(sets), nullptr);
@@ -300,9 +299,8 @@ bool CallWindow::map(const std::vector<std::string>& handles,
           return false;
         }
       }
-      it = mappings_.emplace(keys[i], Mapping{static_cast<uint8_t*>(p), size, 0}).first;
+      it = mappings_.emplace(keys[i], Mapping{static_cast<uint8_t*>(p), size}).first;
     }
-    it->second.last_used = generation_;
     const WindowBuffer& b = buffers[i % buffers.size()];
     if (it->second.size < b.total()) {
       *err = what + " names " + std::to_string(it->second.size) + " bytes, not the " +

@@ -115,7 +115,6 @@ class CallWindow {
   struct Mapping {
     uint8_t* ptr = nullptr;
     size_t size = 0;
-    uint64_t last_used = 0;
   };
   // Judge-only device memory that grows to the largest window.
   struct Scratch {
@@ -134,7 +133,6 @@ class CallWindow {
   const PreCall* pre_ = nullptr;
   cudaStream_t stream_ = nullptr;
   std::map<std::string, Mapping> mappings_;  // by handle
-  uint64_t generation_ = 0;
   std::vector<WindowBuffer> buffers_;
   int sets_ = 0;
   std::vector<uint8_t*> worker_ptrs_;  // [set * buffers + i]

@@ -463,7 +463,7 @@ class Session {
   WindowResult judge_window(const CaseSpec& c, const std::vector<ProblemData>& ins, bool timed);
   // Checks every set's outputs of a window against the oracle; decides *r.
   // `first`: the outputs of a window made twice (empty: each set's own, read back).
-  void check_answers(const CaseSpec& c, const std::vector<ProblemData>& ins, const Layout& layout,
+  void check_answers(const std::vector<ProblemData>& ins, const Layout& layout,
                      const std::vector<std::vector<uint8_t>>& first,
                      const std::vector<Poison>& poisons,
                      const std::vector<std::vector<uint8_t>>* second,
@@ -1136,10 +1136,10 @@ WindowResult Session::judge_window(const CaseSpec& c, const std::vector<ProblemD
   r.decision = decide_verdict(raw.facts);
   r.failed_call = std::max(0, raw.failed_set);
   if (r.decision.verdict != Verdict::kPassed) return r;
-  // Keep the first window's outputs: a repeated window reuses the host image.
-  std::vector<std::vector<uint8_t>> second;
+  // A repeated window reuses the host image: the first window's outputs are kept.
+  std::vector<std::vector<uint8_t>> first, second;
   if (twice) {
-    const std::vector<std::vector<uint8_t>> first = outputs_of(layout, 0);
+    first = outputs_of(layout, 0);
     RawWindow again = send_window(c, ins, layout, second_poisons);
     if (again.judge_failed) {
       r.decision = {Verdict::kNotRun, fatal_};
@@ -1152,11 +1152,8 @@ WindowResult Session::judge_window(const CaseSpec& c, const std::vector<ProblemD
       return r;
     }
     second = outputs_of(layout, 0);
-    check_answers(c, ins, layout, first, poisons, &second, second_poisons, &r);
-    return r;
   }
-  std::vector<std::vector<uint8_t>> none;
-  check_answers(c, ins, layout, none, poisons, nullptr, second_poisons, &r);
+  check_answers(ins, layout, first, poisons, twice ? &second : nullptr, second_poisons, &r);
   // A timed window whose answers are right must also have taken at least the switches.
   if (r.decision.verdict == Verdict::kPassed && timed && window_) {
     r.decision = window_check(raw.clock, calib_);
@@ -1175,12 +1172,11 @@ std::vector<std::vector<uint8_t>> Session::outputs_of(const Layout& layout, int 
   return out;
 }
 
-void Session::check_answers(const CaseSpec& c, const std::vector<ProblemData>& ins,
-                            const Layout& layout, const std::vector<std::vector<uint8_t>>& first,
+void Session::check_answers(const std::vector<ProblemData>& ins, const Layout& layout,
+                            const std::vector<std::vector<uint8_t>>& first,
                             const std::vector<Poison>& poisons,
                             const std::vector<std::vector<uint8_t>>* second,
                             const std::vector<Poison>& second_poisons, WindowResult* r) {
-  (void)c;
   const std::vector<const ParamSpec*> outs = spec_.outputs();
   for (int s = 0; s < int(ins.size()); ++s) {
     // The outputs as solve() wrote them, by name (the first window's where it was made twice).

@@ -381,11 +381,8 @@ int main(int argc, char** argv) {
   }
   const EncodeTiled encode = reinterpret_cast<EncodeTiled>(fn);
   fp4arena::PreCall pre;
+  fp4arena::bench::init_pre_call_or_exit("fp4arena_decode_stream", &pre);
   std::string err;
-  if (!pre.init(1.0, &err)) {
-    std::fprintf(stderr, "fp4arena_decode_stream: %s\n", err.c_str());
-    return 2;
-  }
 
   std::vector<int> experts(kG);
   for (int g = 0; g < kG; ++g) experts[g] = g;

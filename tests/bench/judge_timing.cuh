@@ -52,6 +52,15 @@ inline void require_sm90(const char* program, const char* needs, int* sms, cudaD
   check_or_exit(program, cudaGetDeviceProperties(prop, device), "cudaGetDeviceProperties");
 }
 
+/// The judge's warm-up and flush (PreCall::init) on the current device; ends the program
+/// `program` with exit code 2 and the reason if it cannot be made.
+inline void init_pre_call_or_exit(const char* program, PreCall* pre) {
+  std::string err;
+  if (pre->init(1.0, &err)) return;
+  std::fprintf(stderr, "%s: %s\n", program, err.c_str());
+  std::exit(2);
+}
+
 /// The median over `samples` of time_back_to_back(pre, calls, ...) of `launch`, in us.
 inline bool in_process_us(const PreCall& pre, int calls, int samples, const IndexedLaunch& launch,
                           double* us, std::string* err) {

@@ -107,11 +107,8 @@ int main() {
   cudaDeviceProp prop;
   fp4arena::bench::require_sm90(kProgram, "cp.async.bulk", &sms, &prop);
   fp4arena::PreCall pre;
+  fp4arena::bench::init_pre_call_or_exit(kProgram, &pre);
   std::string err;
-  if (!pre.init(1.0, &err)) {
-    std::fprintf(stderr, "%s: %s\n", kProgram, err.c_str());
-    return 2;
-  }
   check(cudaFuncSetAttribute(bulk_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                              kMaxChunks * kChunk),
         "cudaFuncSetAttribute");

@@ -43,11 +43,8 @@ int main(int argc, char** argv) {
   cudaDeviceProp prop;
   fp4arena::bench::require_sm90(kProgram, "the bundled solutions", &sms, &prop);
   fp4arena::PreCall pre;
+  fp4arena::bench::init_pre_call_or_exit(kProgram, &pre);
   std::string err;
-  if (!pre.init(1.0, &err)) {
-    std::fprintf(stderr, "%s: %s\n", kProgram, err.c_str());
-    return 2;
-  }
   std::printf("%s; %s on %s\n", prop.name, args[1].c_str(), args[0].c_str());
   std::printf("%-22s %5s %12s %12s %10s %10s %8s %12s\n", "case", "calls", "judged us",
               "in-proc us", "diff us", "allowed", "within", "worker us");
