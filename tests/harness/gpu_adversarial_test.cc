@@ -502,5 +502,20 @@ TEST_F(GpuSmallBenchmark, ForgedReportsGainNothing) {
   EXPECT_EQ(worker_processes(), 0);
 }
 
+// claim_hold_timeout.cu spins 200 us after the real work while its patched worker says
+// "hold_timed_out" and takes the spin off its own time. A judge once subtracted 200 ms on that
+// word; this one reads no such flag, so the spin is charged in full.
+TEST_F(GpuSmallBenchmark, HoldTimeoutClaimGainsNothing) {
+  nlohmann::json base, claim;
+  ASSERT_NO_FATAL_FAILURE(judged("correct", &base));
+  ASSERT_NO_FATAL_FAILURE(judged("claim_hold_timeout", &claim));
+  const double base_us = base["median_ms"].get<double>() * 1000.0;
+  const double claim_us = claim["median_ms"].get<double>() * 1000.0;
+  EXPECT_NEAR(claim_us - base_us, 200.0, 20.0) << "correct " << base_us << " us, " << claim_us;
+  // The claim did reach the worker's report (else this test would prove nothing).
+  EXPECT_LT(claim["worker_reported_median_ms"].get<double>() * 1000.0, claim_us - 150.0);
+  EXPECT_EQ(worker_processes(), 0);
+}
+
 }  // namespace
 }  // namespace fp4arena

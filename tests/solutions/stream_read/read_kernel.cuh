@@ -1,0 +1,130 @@
+// stream_read's kernel: one kernel on at most 128 blocks. Each block streams a contiguous
+// slice of x into shared memory with cp.async.bulk (PTX ISA, sm_90), 16 KB per copy and up to
+// 12 copies in flight, completion on one mbarrier per stage; its threads XOR the first 32-bit
+// lane of each word of a landed stage before thread 0 reuses it. Each block leaves its partial
+// in a scratch array, and the last block to finish (an atomic counter) XORs the partials into
+// `sum` and resets the counter for the next call. Used by read.cu (the judged streaming floor,
+// tests/bench/stream_floor.cu, whose own best kernel streams the same way) and by the fixture
+// tests/solutions/adversarial/stream_read/persisting_l2.cu.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace stream_read {
+
+constexpr int kThreads = 256;
+constexpr int kMaxBlocks = 128;
+constexpr int kStageWords = 1024;  // 16 KB
+constexpr int kStages = 12;
+constexpr int kSmemBytes = kStages * kStageWords * 16;
+
+__device__ __forceinline__ void issue(uint32_t dst, const uint4* src, uint32_t bytes,
+                                      uint32_t bar) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes)
+               : "memory");
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::
+          "r"(dst),
+      "l"(src), "r"(bytes), "r"(bar)
+      : "memory");
+}
+
+__device__ __forceinline__ void wait(uint32_t bar, uint32_t parity) {
+  asm volatile(
+      "{\n.reg .pred p;\nWAIT:\nmbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
+      "@!p bra WAIT;\n}\n" ::"r"(bar),
+      "r"(parity)
+      : "memory");
+}
+
+// Every block's XOR of its slice, then the last block's XOR of all of them.
+__device__ void finish(unsigned acc, unsigned* partials, unsigned* done, int* sum) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) acc ^= __shfl_xor_sync(0xffffffffu, acc, o);
+  __shared__ unsigned warps[kThreads / 32];
+  __shared__ bool last;
+  if (threadIdx.x % 32 == 0) warps[threadIdx.x / 32] = acc;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    unsigned b = 0;
+    for (int w = 0; w < kThreads / 32; ++w) b ^= warps[w];
+    partials[blockIdx.x] = b;
+    __threadfence();
+    last = atomicAdd(done, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!last || threadIdx.x != 0) return;
+  __threadfence();
+  unsigned all = 0;
+  for (unsigned b = 0; b < gridDim.x; ++b) all ^= *static_cast<volatile unsigned*>(&partials[b]);
+  *sum = static_cast<int>(all);
+  *done = 0;
+}
+
+__global__ void __launch_bounds__(kThreads, 1)
+    read_kernel(const uint4* x, int64_t words, unsigned* partials, unsigned* done, int* sum) {
+  extern __shared__ __align__(128) uint4 stage[];
+  __shared__ __align__(8) uint64_t bars[kStages];
+  const int64_t per_block = (words + gridDim.x - 1) / gridDim.x;
+  const int64_t begin = blockIdx.x * per_block;
+  const int64_t end = begin + per_block < words ? begin + per_block : words;
+  const int chunks = end > begin ? int((end - begin + kStageWords - 1) / kStageWords) : 0;
+  const uint32_t smem = static_cast<uint32_t>(__cvta_generic_to_shared(stage));
+  const uint32_t bar0 = static_cast<uint32_t>(__cvta_generic_to_shared(bars));
+  auto chunk_words = [&](int c) {
+    const int64_t left = end - begin - int64_t(c) * kStageWords;
+    return static_cast<uint32_t>(left < kStageWords ? left : kStageWords);
+  };
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(bar0 + 8 * s) : "memory");
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    for (int c = 0; c < chunks && c < kStages; ++c) {
+      issue(smem + c * kStageWords * 16, x + begin + int64_t(c) * kStageWords, 16 * chunk_words(c),
+            bar0 + 8 * c);
+    }
+  }
+  __syncthreads();
+  unsigned acc = 0;
+  for (int c = 0; c < chunks; ++c) {
+    const int s = c % kStages;
+    wait(bar0 + 8 * s, (c / kStages) & 1);
+    const uint32_t n = chunk_words(c);
+    for (uint32_t i = threadIdx.x; i < n; i += kThreads) acc ^= stage[s * kStageWords + i].x;
+    __syncthreads();  // the stage is read: it may be refilled
+    const int next = c + kStages;
+    if (threadIdx.x == 0 && next < chunks) {
+      issue(smem + s * kStageWords * 16, x + begin + int64_t(next) * kStageWords,
+            16 * chunk_words(next), bar0 + 8 * s);
+    }
+  }
+  finish(acc, partials, done, sum);
+}
+
+// One call of the kernel on the legacy default stream, with the launch attributes `attrs`
+// (none for the honest solution).
+inline cudaError_t launch_read(const uint8_t* x, int* sum, int W, cudaLaunchAttribute* attrs,
+                               unsigned n_attrs) {
+  static unsigned* scratch = nullptr;  // [kMaxBlocks] partials, then the counter
+  if (!scratch) {
+    cudaFuncSetAttribute(read_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
+    cudaMalloc(&scratch, (kMaxBlocks + 1) * sizeof(unsigned));
+    cudaMemset(scratch, 0, (kMaxBlocks + 1) * sizeof(unsigned));
+  }
+  // At least 512 words (8 KB) a block, so that a small x is not spread thinner than that.
+  const int64_t want = (int64_t(W) + 511) / 512;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(want < kMaxBlocks ? unsigned(want > 0 ? want : 1) : kMaxBlocks);
+  config.blockDim = dim3(kThreads);
+  config.dynamicSmemBytes = kSmemBytes;
+  config.stream = cudaStreamLegacy;
+  config.attrs = attrs;
+  config.numAttrs = n_attrs;
+  return cudaLaunchKernelEx(&config, read_kernel, reinterpret_cast<const uint4*>(x), int64_t(W),
+                            scratch, scratch + kMaxBlocks, sum);
+}
+
+}  // namespace stream_read
