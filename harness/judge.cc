@@ -222,6 +222,12 @@ struct WindowResult {
   bool queued_late = false;
 };
 
+// One set's answers, checked.
+struct SetCheck {
+  Decision decision;
+  std::vector<OutputReport> outputs;
+};
+
 nlohmann::json output_json(const OutputReport& o) {
   nlohmann::json worst = nlohmann::json::array();
   for (const Mismatch& m : o.worst) {
@@ -461,6 +467,13 @@ class Session {
   // window (its clock is the figure); untimed windows of one call with outputs that have no
   // NaN poison are made twice, with complementary poison.
   WindowResult judge_window(const CaseSpec& c, const std::vector<ProblemData>& ins, bool timed);
+  bool check_set(const ProblemData& in, const std::vector<std::vector<uint8_t>>& got,
+                 const std::vector<Poison>& poisons,
+                 const std::vector<std::vector<uint8_t>>* second,
+                 const std::vector<Poison>& second_poisons, SetCheck* out, std::string* err);
+  Decision confirm_escape(const CaseSpec& c, const std::vector<ProblemData>& ins,
+                          const Layout& layout, const std::vector<Poison>& poisons,
+                          const Decision& first, RawWindow* raw);
   // Checks every set's outputs of a window against the oracle; decides *r.
   // `first`: the outputs of a window made twice (empty: each set's own, read back).
   void check_answers(const std::vector<ProblemData>& ins, const Layout& layout,
@@ -562,6 +575,7 @@ class Session {
   WindowCalibration calib_;
   size_t window_budget_bytes_ = 0;  // device memory a window's sets may take, all copies counted
   uint32_t window_seq_ = 0;         // the last window's sequence number (its go/done words)
+  int escape_rechecks_ = 0;         // windows made again for a busy-after reading not repeated
   std::string sandbox_;             // what the worker's sandbox enforced
   // --action sweep: the shapes and where they came from.
   std::vector<CaseSpec> sweep_shapes_;
@@ -1133,7 +1147,11 @@ WindowResult Session::judge_window(const CaseSpec& c, const std::vector<ProblemD
         window_call_ms(raw.clock, calib_, raw.delivery_model_ms, raw.snapshot_model_ms, r.calls);
   }
   raw.facts.judge_call_ms = r.judge_call_ms;
+  raw.facts.switch_us = window_ ? calib_.switch_ms * 1000.0 : 0.0;
   r.decision = decide_verdict(raw.facts);
+  if (r.decision.verdict == Verdict::kTimingEscape) {
+    r.decision = confirm_escape(c, ins, layout, poisons, r.decision, &raw);
+  }
   r.failed_call = std::max(0, raw.failed_set);
   if (r.decision.verdict != Verdict::kPassed) return r;
   // A repeated window reuses the host image: the first window's outputs are kept.
@@ -1146,6 +1164,7 @@ WindowResult Session::judge_window(const CaseSpec& c, const std::vector<ProblemD
       return r;
     }
     again.facts.judge_call_ms = r.judge_call_ms;
+    again.facts.switch_us = raw.facts.switch_us;
     r.decision = decide_verdict(again.facts);
     if (r.decision.verdict != Verdict::kPassed) {
       r.decision.reason = "on the repeated call: " + r.decision.reason;
@@ -1161,6 +1180,33 @@ WindowResult Session::judge_window(const CaseSpec& c, const std::vector<ProblemD
   return r;
 }
 
+Decision Session::confirm_escape(const CaseSpec& c, const std::vector<ProblemData>& ins,
+                                 const Layout& layout, const std::vector<Poison>& poisons,
+                                 const Decision& first, RawWindow* raw) {
+  // The worker timed its wait for its context to go idle on its own host clock, which a
+  // preempted worker reads long (seen once in some hundred windows with other judges busy on
+  // the same host). A solution that leaves work running does so on every call: the window is
+  // made once more on the same inputs, and only a repeat that stays busy too confirms the
+  // verdict. The first window's clock stays the sample's; the repeat's outputs are checked.
+  RawWindow again = send_window(c, ins, layout, poisons);
+  if (again.judge_failed) return {Verdict::kNotRun, fatal_};
+  again.facts.judge_call_ms = raw->facts.judge_call_ms;
+  again.facts.switch_us = raw->facts.switch_us;
+  const Decision second = decide_verdict(again.facts);
+  if (second.verdict == Verdict::kTimingEscape) {
+    return {first.verdict, first.reason + "; made again on the same inputs, it stayed busy for " +
+                               fmt(again.facts.busy_after_us, 0) + " us"};
+  }
+  log_ << "note     " << c.name << ": " << first.reason
+       << "; made again on the same inputs, it did not (the first reading is not held against "
+          "it)\n";
+  ++escape_rechecks_;
+  const WindowClock clock = raw->clock;
+  *raw = std::move(again);
+  raw->clock = clock;
+  return second;
+}
+
 std::vector<std::vector<uint8_t>> Session::outputs_of(const Layout& layout, int set) const {
   std::vector<std::vector<uint8_t>> out;
   const uint8_t* image = set_image(set);
@@ -1172,41 +1218,70 @@ std::vector<std::vector<uint8_t>> Session::outputs_of(const Layout& layout, int 
   return out;
 }
 
+// One set's outputs against the oracle: false (and *err) when the oracle failed.
+bool Session::check_set(const ProblemData& in, const std::vector<std::vector<uint8_t>>& got,
+                        const std::vector<Poison>& poisons,
+                        const std::vector<std::vector<uint8_t>>* second,
+                        const std::vector<Poison>& second_poisons, SetCheck* out,
+                        std::string* err) {
+  const std::vector<const ParamSpec*> outs = spec_.outputs();
+  std::map<std::string, std::vector<uint8_t>> written;
+  for (size_t i = 0; i < outs.size(); ++i) written[outs[i]->name] = got[i];
+  Expected expected;
+  if (!compute_expected(in, &expected, err, &written)) return false;
+  CallFacts facts;
+  facts.outputs_checked = true;
+  facts.outputs_ok = true;
+  for (size_t i = 0; i < outs.size(); ++i) {
+    int64_t rows = 0, cols = 0;
+    output_matrix(*outs[i], in.dims, &rows, &cols);
+    OutputReport o = compare_output(*outs[i], rows, cols, got[i].data(), poisons[i],
+                                    second ? (*second)[i].data() : nullptr, second_poisons[i],
+                                    expected.at(outs[i]->name));
+    if (!o.passed && facts.outputs_ok) {
+      facts.outputs_ok = false;
+      facts.outputs_summary = o.summary;
+    }
+    out->outputs.push_back(std::move(o));
+  }
+  out->decision = decide_verdict(facts);
+  return true;
+}
+
 void Session::check_answers(const std::vector<ProblemData>& ins, const Layout& layout,
                             const std::vector<std::vector<uint8_t>>& first,
                             const std::vector<Poison>& poisons,
                             const std::vector<std::vector<uint8_t>>* second,
                             const std::vector<Poison>& second_poisons, WindowResult* r) {
-  const std::vector<const ParamSpec*> outs = spec_.outputs();
-  for (int s = 0; s < int(ins.size()); ++s) {
-    // The outputs as solve() wrote them, by name (the first window's where it was made twice).
-    const std::vector<std::vector<uint8_t>> got = first.empty() ? outputs_of(layout, s) : first;
-    std::map<std::string, std::vector<uint8_t>> written;
-    for (size_t i = 0; i < outs.size(); ++i) written[outs[i]->name] = got[i];
-    Expected expected;
-    std::string err;
-    if (!compute_expected(ins[s], &expected, &err, &written)) {
-      fatal_ = "oracle failed: " + err;
+  // The sets are checked on several threads where the oracle runs on the CPU (a GPU oracle
+  // runs on the judge's one stream, one set at a time); the first failing set is reported.
+  const int n = int(ins.size());
+  const bool gpu_oracle = gpu_ && case_workload(spec_, ins.front().dims) >= kGpuOracleWorkload;
+  const int threads =
+      gpu_oracle ? 1 : std::max(1, std::min<int>(n, int(std::thread::hardware_concurrency())));
+  std::vector<SetCheck> checks(static_cast<size_t>(n));
+  std::vector<std::string> errs(static_cast<size_t>(n));
+  std::vector<char> ok(static_cast<size_t>(n), 0);
+  auto work = [&](int t) {
+    for (int s = t; s < n; s += threads) {
+      // The outputs as solve() wrote them (the first window's where it was made twice).
+      const std::vector<std::vector<uint8_t>> got = first.empty() ? outputs_of(layout, s) : first;
+      ok[size_t(s)] = check_set(ins[size_t(s)], got, poisons, second, second_poisons,
+                                &checks[size_t(s)], &errs[size_t(s)]);
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back(work, t);
+  work(0);
+  for (std::thread& th : pool) th.join();
+  for (int s = 0; s < n; ++s) {
+    if (!ok[size_t(s)]) {
+      fatal_ = "oracle failed: " + errs[size_t(s)];
       r->decision = {Verdict::kNotRun, fatal_};
       return;
     }
-    CallFacts facts;
-    facts.outputs_checked = true;
-    facts.outputs_ok = true;
-    r->outputs.clear();
-    for (size_t i = 0; i < outs.size(); ++i) {
-      int64_t rows = 0, cols = 0;
-      output_matrix(*outs[i], ins[s].dims, &rows, &cols);
-      OutputReport o = compare_output(*outs[i], rows, cols, got[i].data(), poisons[i],
-                                      second ? (*second)[i].data() : nullptr, second_poisons[i],
-                                      expected.at(outs[i]->name));
-      if (!o.passed && facts.outputs_ok) {
-        facts.outputs_ok = false;
-        facts.outputs_summary = o.summary;
-      }
-      r->outputs.push_back(std::move(o));
-    }
-    r->decision = decide_verdict(facts);
+    r->outputs = std::move(checks[size_t(s)].outputs);
+    r->decision = checks[size_t(s)].decision;
     r->failed_call = s;
     if (r->decision.verdict != Verdict::kPassed) return;
   }
@@ -1697,6 +1772,7 @@ ExitCode Session::finish(const std::vector<nlohmann::json>& tests,
         {"valid", score.valid},
         {"reason", score.reason}}},
       {"passed", all_passed},
+      {"escape_rechecks", escape_rechecks_},
       {"wall_seconds", seconds_since(t_start_)}};
   if (!opts_.cases.empty()) record["only_cases"] = opts_.cases;
   if (opts_.has_seed) record["replayed_seed"] = opts_.seed;

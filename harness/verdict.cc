@@ -96,7 +96,8 @@ Decision decide_verdict(const CallFacts& f) {
                                         std::to_string(f.threads_after - f.threads_before) +
                                         " thread(s) it started still running"};
   }
-  const double escape_limit = std::max(kEscapeMinUs, kEscapeFraction * f.judge_call_ms * 1000.0);
+  const double escape_limit = std::max(kEscapeMinUs, kEscapeFraction * f.judge_call_ms * 1000.0) +
+                              kEscapeSwitches * f.switch_us;
   if (f.busy_after_us > escape_limit && !f.under_tool) {
     return {Verdict::kTimingEscape,
             "the GPU stayed busy for " + fmt0(f.busy_after_us) +

@@ -45,6 +45,9 @@ struct CallFacts {
   /// The judge's own time per call of the window (0: not timed); the escape threshold's
   /// scale.
   double judge_call_ms = 0;
+  /// The two context switches between the judge and the worker, as the judge calibrated them
+  /// (WindowCalibration::switch_ms, in us): allowed on top of the escape threshold.
+  double switch_us = 0;
   /// Device busy after the worker's stop event, once the judge's window was over (the
   /// worker's word: it can only earn a verdict, never excuse time).
   double busy_after_us = 0;
@@ -57,9 +60,12 @@ struct CallFacts {
 
 /// Device work the worker says was still running after its stop event, once the judge's
 /// window had ended, beyond max(kEscapeMinUs, kEscapeFraction of the call as the judge timed
-/// it) is a timing escape.
+/// it) plus kEscapeSwitches times the calibrated pair of context switches is a timing escape.
+/// Honest solutions read up to about one pair (H100: 79-288 us against a calibrated 280 us),
+/// from the worker's context being switched back in for its wait.
 constexpr double kEscapeMinUs = 50;
 constexpr double kEscapeFraction = 0.05;
+constexpr double kEscapeSwitches = 2;
 
 struct Decision {
   Verdict verdict = Verdict::kPassed;

@@ -24,6 +24,7 @@
 #include <cuda_runtime.h>
 #include <dirent.h>
 #include <dlfcn.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -52,6 +53,13 @@ int count_threads() {
     closedir(d);
   }
   return n;
+}
+
+// This thread's CPU time in ms: it stops while the host runs something else.
+double thread_cpu_ms() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return double(t.tv_sec) * 1e3 + double(t.tv_nsec) * 1e-6;
 }
 
 [[noreturn]] void fatal(const std::string& what) {
@@ -106,6 +114,9 @@ struct Worker {
     std::string err;
     if (!shm.attach(kWorkerShmFd, shm_bytes, &err)) fatal(err);
     cudaError_t e = cudaSetDevice(device);
+    // Waits for the device spin, so that the worker's CPU time across its wait after a window
+    // is the wait (busy_after_us), not time the host gave to other processes.
+    if (e == cudaSuccess) e = cudaSetDeviceFlags(cudaDeviceScheduleSpin);
     if (e == cudaSuccess) e = cudaFree(nullptr);  // create the context now, not in solve()
     if (e != cudaSuccess) fatal(std::string("cannot open CUDA device: ") + cudaGetErrorString(e));
     // Pinned host memory makes the copies fast; pageable still works if pinning fails.
@@ -259,7 +270,9 @@ struct Worker {
       fatal("expected the judge's settle");
     }
     const auto t2 = std::chrono::steady_clock::now();
+    const double cpu2 = thread_cpu_ms();
     e = cudaDeviceSynchronize();
+    const double cpu3 = thread_cpu_ms();
     const auto t3 = std::chrono::steady_clock::now();
     if (e != cudaSuccess) cuda_failure("solve() (work still running after it returned)", e);
     if ((e = cudaGetLastError()) != cudaSuccess) cuda_failure("solve() (a failed launch)", e);
@@ -272,7 +285,8 @@ struct Worker {
     return {{"ok", true},
             {"event_ms", event_ms},
             {"host_call_ms", ms(t0, t1)},
-            {"busy_after_us", ms(t2, t3) * 1000.0},
+            {"busy_after_us", std::min(ms(t2, t3), cpu3 - cpu2) * 1000.0},
+            {"busy_after_wall_us", ms(t2, t3) * 1000.0},
             {"threads_before", threads_before},
             {"threads_after", count_threads()}};
   }

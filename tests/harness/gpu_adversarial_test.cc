@@ -445,11 +445,12 @@ class GpuSmallBenchmark : public ::testing::Test {
     rmdir(dir_.c_str());
   }
   // The "small" benchmark entry of a submit of adversarial fixture `stem`.
-  void judged(const std::string& stem, nlohmann::json* small) {
+  void judged(const std::string& stem, nlohmann::json* small, std::string* stderr_text = nullptr) {
     std::string record = dir_ + "/" + stem + ".json";
     JudgeRun r = run_judge({dir_, "--solution", adversarial(stem), "--action", "submit",
                             "--no-yardstick", "--output", record});
     std::string log = "stderr:\n" + r.err;
+    if (stderr_text) *stderr_text = r.err;
     ASSERT_EQ(r.exit_code, kPassed) << log;
     std::ifstream in(record);
     ASSERT_TRUE(in.good()) << "no record at " << record << "\n" << log;
@@ -487,9 +488,10 @@ TEST_F(GpuSmallBenchmark, TimedWindowCoversAllDefaultStreamWork) {
 // kernel does: the figure is the judge's own clock; the forged reports stay in the record.
 TEST_F(GpuSmallBenchmark, ForgedReportsGainNothing) {
   nlohmann::json honest, halved, offset;
+  std::string offset_err;
   ASSERT_NO_FATAL_FAILURE(judged("correct", &honest));
   ASSERT_NO_FATAL_FAILURE(judged("forge_event_time", &halved));
-  ASSERT_NO_FATAL_FAILURE(judged("forge_elapsed_offset", &offset));
+  ASSERT_NO_FATAL_FAILURE(judged("forge_elapsed_offset", &offset, &offset_err));
   const double h = honest["median_ms"].get<double>() * 1000.0;
   for (const nlohmann::json* f : {&halved, &offset}) {
     const double us = (*f)["median_ms"].get<double>() * 1000.0;
@@ -498,7 +500,11 @@ TEST_F(GpuSmallBenchmark, ForgedReportsGainNothing) {
   }
   // The forgeries did reach the worker's report (else this test would prove nothing).
   EXPECT_LT(halved["worker_reported_median_ms"].get<double>() * 1000.0, 0.7 * h);
-  EXPECT_LT(offset["worker_reported_median_ms"].get<double>() * 1000.0, h - 30.0);
+  // The 45 us come off each window's events, R calls long: a little per call, so the patch's
+  // own word that it took is checked, and that the report is below the judge's figure.
+  EXPECT_NE(offset_err.find("cudaEventElapsedTime redirected"), std::string::npos) << offset_err;
+  EXPECT_LT(offset["worker_reported_median_ms"].get<double>(),
+            offset["median_ms"].get<double>());
   EXPECT_EQ(worker_processes(), 0);
 }
 
