@@ -60,16 +60,27 @@ struct JudgeRun {
   nlohmann::json record;  // null when stdout held no record
 };
 
+/// A new empty folder under the test temp dir whose name starts with fp4arena-`tag`- (mkdtemp),
+/// or "" on failure. Names made from process ids collide between test binaries running side
+/// by side, each in its own PID namespace.
+inline std::string unique_temp_dir(const std::string& tag) {
+  std::string tmpl = ::testing::TempDir() + "/fp4arena-" + tag + "-XXXXXX";
+  return mkdtemp(&tmpl[0]) ? tmpl : std::string();
+}
+
 // Runs run_challenge with `args` (plus --no-progress), stdout and stderr into separate
 // temporary files, with the compile cache inside the build tree (as testing_util::run_cli).
 inline JudgeRun run_judge(const std::vector<std::string>& args) {
   if (!std::getenv("FP4ARENA_CACHE_DIR")) {
     setenv("FP4ARENA_CACHE_DIR", (testing_util::binary_dir() + "/solution-cache").c_str(), 1);
   }
-  static int runs = 0;
-  std::string base = ::testing::TempDir() + "/fp4arena-judge-run-" + std::to_string(getpid()) +
-                     "-" + std::to_string(runs++);
-  std::string out_path = base + ".out", err_path = base + ".err";
+  const std::string tmpl = unique_temp_dir("judge-run");
+  if (tmpl.empty()) {
+    JudgeRun failed;
+    failed.err = std::string("mkdtemp failed: ") + std::strerror(errno);
+    return failed;
+  }
+  std::string out_path = tmpl + "/out", err_path = tmpl + "/err";
   std::vector<std::string> argv_s = {run_challenge_bin()};
   argv_s.insert(argv_s.end(), args.begin(), args.end());
   argv_s.push_back("--no-progress");
@@ -100,6 +111,7 @@ inline JudgeRun run_judge(const std::vector<std::string>& args) {
   r.err = read_all(err_path);
   std::remove(out_path.c_str());
   std::remove(err_path.c_str());
+  rmdir(tmpl.c_str());
   // The record (dump(2)) starts at the first line that is exactly "{"; anything the worker
   // printed on stdout comes before it.
   size_t start = r.out.rfind("{\n", 0) == 0 ? 0 : r.out.find("\n{\n");
@@ -218,8 +230,9 @@ inline JudgeRun expect_passes_every_test(const std::string& challenge_dir,
 /// sweep.json with one entry per listed shape, and every shape passed.
 inline void expect_passes_every_shape(const std::string& challenge_dir, const std::string& solution,
                                       const std::string& shapes_file, const std::string& tag) {
-  const std::string out_dir =
-      ::testing::TempDir() + "/fp4arena-" + tag + "-" + std::to_string(getpid());
+  const std::string parent = unique_temp_dir(tag);
+  ASSERT_FALSE(parent.empty()) << "mkdtemp failed";
+  const std::string out_dir = parent + "/sweep";
   const JudgeRun r = run_judge({challenge_dir, "--solution", solution, "--action", "sweep",
                                 "--shapes", shapes_file, "--no-yardstick", "--out", out_dir});
   EXPECT_EQ(r.exit_code, static_cast<int>(ExitCode::kPassed)) << "stderr:\n" << r.err;

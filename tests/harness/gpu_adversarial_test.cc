@@ -52,6 +52,7 @@ using testing_util::run_challenge_bin;
 using testing_util::run_judge;
 using testing_util::source_dir;
 using testing_util::text_of;
+using testing_util::unique_temp_dir;
 using testing_util::worker_processes;
 
 constexpr int kPassed = static_cast<int>(ExitCode::kPassed);
@@ -418,7 +419,8 @@ class GpuSmallBenchmark : public ::testing::Test {
  protected:
   void SetUp() override {
     FP4ARENA_SKIP_WITHOUT_GPU();
-    dir_ = ::testing::TempDir() + "/fp4arena-adversarial-timing-" + std::to_string(getpid());
+    dir_ = unique_temp_dir("adversarial-timing");
+    ASSERT_FALSE(dir_.empty()) << "mkdtemp failed";
     std::string err;
     ASSERT_TRUE(make_dirs(dir_, &err)) << err;
     std::ifstream in(challenge_dir() + "/spec.json");
@@ -503,8 +505,7 @@ TEST_F(GpuSmallBenchmark, ForgedReportsGainNothing) {
   // The 45 us come off each window's events, R calls long: a little per call, so the patch's
   // own word that it took is checked, and that the report is below the judge's figure.
   EXPECT_NE(offset_err.find("cudaEventElapsedTime redirected"), std::string::npos) << offset_err;
-  EXPECT_LT(offset["worker_reported_median_ms"].get<double>(),
-            offset["median_ms"].get<double>());
+  EXPECT_LT(offset["worker_reported_median_ms"].get<double>(), offset["median_ms"].get<double>());
   EXPECT_EQ(worker_processes(), 0);
 }
 

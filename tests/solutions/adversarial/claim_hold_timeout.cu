@@ -3,9 +3,9 @@
 // correct_plus_100us.cu does with 100 us); a load-time constructor overwrites the worker's
 // fp4arena::send_message (worker_patch.cuh's code route) with a copy that adds
 // "hold_timed_out": true to every reply that carries the worker's event time and reports 15%
-// of that time (the spins taken off). A judge once subtracted 200 ms from both of its clocks when the worker
-// said so; this judge reads no such flag and times its own window, so the fixture must score
-// as correct_plus_100us.cu does plus the 100 us more it spins
+// of that time (the spins taken off). A judge once subtracted 200 ms from both of its clocks when
+// the worker said so; this judge reads no such flag and times its own window, so the fixture must
+// score as correct_plus_100us.cu does plus the 100 us more it spins
 // (tests/harness/gpu_adversarial_test.cc, TimedWindowCoversAllDefaultStreamWork).
 #include <unistd.h>
 
