@@ -2,6 +2,7 @@
 
 #include <poll.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,10 +13,18 @@
 namespace fp4arena {
 namespace {
 
+// A socket is written with MSG_NOSIGNAL: a peer that closed or shut its end down makes the
+// write fail with EPIPE instead of raising SIGPIPE, which would end the writer (the judge,
+// when a solution calls shutdown() on the worker's end). Anything else is written plainly.
 bool write_all(int fd, const void* data, size_t n, std::string* err) {
   const char* p = static_cast<const char*>(data);
+  bool socket = true;
   while (n > 0) {
-    ssize_t w = write(fd, p, n);
+    ssize_t w = socket ? send(fd, p, n, MSG_NOSIGNAL) : write(fd, p, n);
+    if (w < 0 && socket && errno == ENOTSOCK) {
+      socket = false;
+      continue;
+    }
     if (w < 0 && errno == EINTR) continue;
     if (w <= 0) {
       *err = std::string("write to peer failed: ") + std::strerror(errno);

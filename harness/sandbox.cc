@@ -7,6 +7,7 @@
 #include <linux/landlock.h>
 #include <linux/seccomp.h>
 #include <sched.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -55,12 +56,59 @@ constexpr uint32_t kNr = offsetof(struct seccomp_data, nr);
 constexpr uint32_t kArchOff = offsetof(struct seccomp_data, arch);
 // Low 32 bits of the first argument (little-endian).
 constexpr uint32_t kArg0 = offsetof(struct seccomp_data, args[0]);
+constexpr uint32_t kArg1 = offsetof(struct seccomp_data, args[1]);
 
 sock_filter stmt(uint16_t code, uint32_t k) {
   return BPF_STMT(code, k);
 }
 sock_filter jump(uint16_t code, uint32_t k, uint8_t jt, uint8_t jf) {
   return BPF_JUMP(code, k, jt, jf);
+}
+
+constexpr uint32_t kRefused = SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA);
+
+// System call `nr` is allowed only when the low 32 bits of the argument at `arg` equal
+// `value`; refused otherwise. Ends with the accumulator clobbered on the matching path only
+// (every path of the block returns).
+void allow_only_if(std::vector<sock_filter>* f, long nr, uint32_t arg, uint32_t value) {
+  f->push_back(jump(BPF_JMP | BPF_JEQ | BPF_K, uint32_t(nr), 0, 4));
+  f->push_back(stmt(BPF_LD | BPF_W | BPF_ABS, arg));
+  f->push_back(jump(BPF_JMP | BPF_JEQ | BPF_K, value, 0, 1));
+  f->push_back(stmt(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
+  f->push_back(stmt(BPF_RET | BPF_K, kRefused));
+}
+
+// The system calls refused outright, by group. None is needed by the CUDA runtime and driver
+// or by a kernel's host code; each reaches beyond the worker (other processes, the kernel's
+// state, the machine).
+std::vector<long> refused_calls() {
+  std::vector<long> r = {
+      // Programs and processes; reading or writing another process's memory.
+      SYS_execve, SYS_execveat, SYS_ptrace, SYS_process_vm_readv, SYS_process_vm_writev,
+      // Signals by thread id alone or through a pidfd (the judge's process is reachable so).
+      SYS_tkill, SYS_pidfd_open, SYS_pidfd_send_signal, SYS_pidfd_getfd,
+      // Observing other processes and the kernel; loading programs into it.
+      SYS_perf_event_open, SYS_bpf, SYS_io_uring_setup, SYS_io_uring_enter, SYS_io_uring_register,
+      SYS_syslog,
+      // SysV IPC (memory, queues and semaphores that outlive the worker).
+      SYS_shmget, SYS_shmat, SYS_shmctl, SYS_shmdt, SYS_msgget, SYS_msgsnd, SYS_msgrcv, SYS_msgctl,
+      SYS_semget, SYS_semop, SYS_semctl, SYS_semtimedop,
+      // Keyrings.
+      SYS_add_key, SYS_request_key, SYS_keyctl,
+      // Mounts, namespaces, the root folder.
+      SYS_mount, SYS_umount2, SYS_unshare, SYS_setns, SYS_pivot_root, SYS_chroot, SYS_open_tree,
+      SYS_move_mount, SYS_fsopen, SYS_fsmount, SYS_fsconfig, SYS_fspick,
+      // Kernel modules, reboot and kexec, swap, accounting, clocks, host names.
+      SYS_init_module, SYS_finit_module, SYS_delete_module, SYS_reboot, SYS_kexec_load,
+      SYS_kexec_file_load, SYS_swapon, SYS_swapoff, SYS_acct, SYS_settimeofday, SYS_clock_settime,
+      SYS_clock_adjtime, SYS_adjtimex, SYS_sethostname, SYS_setdomainname};
+#ifdef SYS_fork
+  r.push_back(SYS_fork);
+#endif
+#ifdef SYS_vfork
+  r.push_back(SYS_vfork);
+#endif
+  return r;
 }
 
 // Every right to change the file system that Landlock ABI `abi` knows.
@@ -185,43 +233,38 @@ bool apply_worker_sandbox(std::string* description, std::string* err) {
     *description = "no seccomp (no filter for this architecture)";
     return true;
   }
-  const uint32_t kErrno = SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA);
-  const uint32_t kNoSys = SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA);
   std::vector<sock_filter> f;
   // Another architecture's system call numbers mean nothing here: kill.
   f.push_back(stmt(BPF_LD | BPF_W | BPF_ABS, kArchOff));
   f.push_back(jump(BPF_JMP | BPF_JEQ | BPF_K, kArch, 1, 0));
   f.push_back(stmt(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS));
   f.push_back(stmt(BPF_LD | BPF_W | BPF_ABS, kNr));
-  // Plain refusals.
-  std::vector<long> refused = {SYS_execve, SYS_execveat, SYS_ptrace, SYS_process_vm_readv,
-                               SYS_process_vm_writev};
-#ifdef SYS_fork
-  refused.push_back(SYS_fork);
-#endif
-#ifdef SYS_vfork
-  refused.push_back(SYS_vfork);
-#endif
-  for (long nr : refused) {
+  for (long nr : refused_calls()) {
     f.push_back(jump(BPF_JMP | BPF_JEQ | BPF_K, uint32_t(nr), 0, 1));
-    f.push_back(stmt(BPF_RET | BPF_K, kErrno));
+    f.push_back(stmt(BPF_RET | BPF_K, kRefused));
   }
 #ifdef SYS_clone3
   f.push_back(jump(BPF_JMP | BPF_JEQ | BPF_K, uint32_t(SYS_clone3), 0, 1));
-  f.push_back(stmt(BPF_RET | BPF_K, kNoSys));
+  f.push_back(stmt(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA)));
 #endif
   // clone: threads (CLONE_THREAD) only.
   f.push_back(jump(BPF_JMP | BPF_JEQ | BPF_K, uint32_t(SYS_clone), 0, 4));
   f.push_back(stmt(BPF_LD | BPF_W | BPF_ABS, kArg0));
   f.push_back(jump(BPF_JMP | BPF_JSET | BPF_K, CLONE_THREAD, 0, 1));
   f.push_back(stmt(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
-  f.push_back(stmt(BPF_RET | BPF_K, kErrno));
-  // socket: AF_UNIX only.
-  f.push_back(jump(BPF_JMP | BPF_JEQ | BPF_K, uint32_t(SYS_socket), 0, 4));
-  f.push_back(stmt(BPF_LD | BPF_W | BPF_ABS, kArg0));
-  f.push_back(jump(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 0, 1));
-  f.push_back(stmt(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
-  f.push_back(stmt(BPF_RET | BPF_K, kErrno));
+  f.push_back(stmt(BPF_RET | BPF_K, kRefused));
+  allow_only_if(&f, SYS_socket, kArg0, AF_UNIX);  // no network
+  // Signals to this process and its threads only (never the judge, nor its process group).
+  const uint32_t self = uint32_t(getpid());
+  for (long nr :
+       {long(SYS_kill), long(SYS_tgkill), long(SYS_rt_sigqueueinfo), long(SYS_rt_tgsigqueueinfo)}) {
+    allow_only_if(&f, nr, kArg0, self);
+  }
+  // ioctl(TIOCSTI) types into whatever terminal a descriptor it inherited belongs to.
+  f.push_back(jump(BPF_JMP | BPF_JEQ | BPF_K, uint32_t(SYS_ioctl), 0, 3));
+  f.push_back(stmt(BPF_LD | BPF_W | BPF_ABS, kArg1));
+  f.push_back(jump(BPF_JMP | BPF_JEQ | BPF_K, uint32_t(TIOCSTI), 0, 1));
+  f.push_back(stmt(BPF_RET | BPF_K, kRefused));
   f.push_back(stmt(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
 
   sock_fprog prog{static_cast<unsigned short>(f.size()), f.data()};
@@ -234,7 +277,10 @@ bool apply_worker_sandbox(std::string* description, std::string* err) {
     *err = std::string("seccomp(SECCOMP_SET_MODE_FILTER): ") + std::strerror(errno);
     return false;
   }
-  *description = "seccomp (no exec, fork or new processes, ptrace, process_vm_*, network sockets)";
+  *description =
+      "seccomp (no exec, fork or new processes, ptrace, process_vm_*, network sockets, "
+      "signals to other processes, TIOCSTI, perf events, BPF, io_uring, SysV IPC, keyrings, "
+      "mounts and namespaces, modules, reboot, clock setting)";
   return true;
 }
 

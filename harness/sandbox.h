@@ -5,8 +5,8 @@
 //    folder, plus write to existing files under /dev (devices) and /proc. Reading stays
 //    allowed.
 // 2. apply_worker_sandbox() (seccomp), after CUDA is initialised and before the solution is
-//    loaded: no programs or processes started, no tracing or reading of other processes, no
-//    network sockets.
+//    loaded: no programs or processes started, no tracing, reading or signalling of other
+//    processes, no network sockets, nothing that reaches the kernel's or the machine's state.
 //
 // Raw system calls (no library), x86-64 and aarch64.
 #pragma once
@@ -43,10 +43,14 @@ bool restrict_file_writes(const std::string& writable_dir, std::string* descript
 
 /// Installs the seccomp filter (and PR_SET_NO_NEW_PRIVS) on the calling process and all threads
 /// it starts later. Refused with EPERM: execve, execveat, fork, vfork, clone without
-/// CLONE_THREAD (a new process), ptrace, process_vm_readv, process_vm_writev, and socket()
-/// for any family but AF_UNIX; clone3 gets ENOSYS (its flags cannot be inspected; the C
-/// library falls back to clone). Threads stay allowed. Returns a one-line description of
-/// what is active, or false with *err when the kernel refused the filter.
+/// CLONE_THREAD (a new process), ptrace, process_vm_readv, process_vm_writev, socket() for
+/// any family but AF_UNIX, kill/tgkill/rt_sigqueueinfo/rt_tgsigqueueinfo aimed at any
+/// process but the caller's own, tkill and pidfds, ioctl(TIOCSTI), and by group (sandbox.cc,
+/// refused_calls) perf events, BPF, io_uring, syslog, SysV IPC, keyrings, mounts, namespaces
+/// and chroot, kernel modules, reboot and kexec, swap, accounting, setting clocks and host
+/// names; clone3 gets ENOSYS (its flags cannot be inspected; the C library falls back to
+/// clone). Threads stay allowed. A denylist: what is not named stays allowed. Returns a one-line
+/// description of what is active, or false with *err when the kernel refused the filter.
 bool apply_worker_sandbox(std::string* description, std::string* err);
 
 }  // namespace fp4arena

@@ -69,6 +69,24 @@ TEST(Channel, APeerThatClosesWhileTheReceiverSpinsIsReportedClosed) {
   closer.join();
 }
 
+// A worker that shut its end of the channel down (shutdown(3, SHUT_RD) from inside solve())
+// or closed it: the judge's next message fails with an error instead of raising SIGPIPE,
+// which would end this process (the judge) with no record.
+TEST(Channel, SendingToAPeerThatShutItsEndFailsWithoutSigpipe) {
+  for (bool close_it : {false, true}) {
+    Pair p;
+    if (close_it) {
+      close(p.fd[1]);
+      p.fd[1] = -1;
+    } else {
+      ASSERT_EQ(shutdown(p.fd[1], SHUT_RD), 0);
+    }
+    std::string err;
+    EXPECT_FALSE(send_message(p.fd[0], {{"op", "settle"}}, &err));
+    EXPECT_NE(err.find("Broken pipe"), std::string::npos) << err;
+  }
+}
+
 // CUDA IPC handles travel as hex text in the worker's prepare reply; the judge parses what
 // a possibly hostile worker sent.
 TEST(Hex, RoundTripsEveryByteValue) {
