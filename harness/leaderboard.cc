@@ -1,6 +1,7 @@
 #include "harness/leaderboard.h"
 
 #include "harness/html.h"
+#include "harness/process.h"
 #include "harness/verdict.h"
 
 #include <algorithm>
@@ -1266,15 +1267,13 @@ constexpr const char* kRules =
     "device kind and metric is ranked apart. Every figure is recomputed from the record's "
     "timings, and limits from the judge's own table.";
 
+// Through a temporary file renamed into place: a link planted at the name in the output
+// folder is replaced, never written through.
 bool write_file(const fs::path& path, const std::string& content, std::string* err) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << content;
-  out.close();
-  if (!out) {
-    if (err) *err = "cannot write " + valid_utf8(path.generic_string());
-    return false;
-  }
-  return true;
+  std::string why;
+  if (write_file_atomic(path.string(), content, &why)) return true;
+  if (err) *err = "cannot write " + valid_utf8(path.generic_string()) + ": " + valid_utf8(why);
+  return false;
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <fstream>
 
+#include "harness/process.h"
+
 namespace fp4arena {
 namespace {
 
@@ -124,18 +126,7 @@ bool write_npy(const std::string& path, const std::string& descr, const std::vec
   header += static_cast<char>(dict.size() >> 8);
   header += dict;
 
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) {
-    *err = path + ": cannot write: " + std::strerror(errno);
-    return false;
-  }
-  out.write(header.data(), static_cast<std::streamsize>(header.size()));
-  if (bytes) out.write(static_cast<const char*>(data), static_cast<std::streamsize>(bytes));
-  if (!out.flush()) {
-    *err = path + ": write failed";
-    return false;
-  }
-  return true;
+  return write_file_atomic(path, header.data(), header.size(), data, bytes, err);
 }
 
 bool read_npy_header(const std::string& bytes, std::string* descr, std::vector<int64_t>* shape,

@@ -163,26 +163,45 @@ bool read_file(const std::string& path, std::string* out, std::string* err) {
   return true;
 }
 
-bool write_file_atomic(const std::string& path, const std::string& data, std::string* err) {
-  std::string tmp = path + ".tmp." + std::to_string(getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) {
-      *err = tmp + ": cannot write: " + std::strerror(errno);
-      return false;
-    }
-    out << data;
-    if (!out.flush()) {
-      *err = tmp + ": write failed";
-      return false;
-    }
-  }
-  if (rename(tmp.c_str(), path.c_str()) != 0) {
-    *err = path + ": rename failed: " + std::strerror(errno);
-    unlink(tmp.c_str());
+bool write_file_atomic(const std::string& path, const void* head, size_t head_bytes,
+                       const void* body, size_t body_bytes, std::string* err) {
+  // A fresh temporary name beside the file (mkstemp: created exclusively, so never written
+  // through a link planted under a predictable name), renamed over the file (which replaces
+  // a link standing there instead of following it).
+  std::string tmp = path + ".tmp.XXXXXX";
+  int fd = mkstemp(&tmp[0]);
+  if (fd < 0) {
+    *err = path + ": cannot create a temporary file beside it: " + std::strerror(errno);
     return false;
   }
-  return true;
+  bool ok = fchmod(fd, 0644) == 0;
+  for (auto [p, n] : {std::pair<const char*, size_t>{static_cast<const char*>(head), head_bytes},
+                      std::pair<const char*, size_t>{static_cast<const char*>(body), body_bytes}}) {
+    while (ok && n > 0) {
+      ssize_t w = write(fd, p, n);
+      if (w < 0 && errno == EINTR) continue;
+      ok = w > 0;
+      if (ok) {
+        p += w;
+        n -= static_cast<size_t>(w);
+      }
+    }
+  }
+  if (!ok) *err = tmp + ": write failed: " + std::strerror(errno);
+  if (close(fd) != 0 && ok) {
+    *err = tmp + ": write failed: " + std::strerror(errno);
+    ok = false;
+  }
+  if (ok && rename(tmp.c_str(), path.c_str()) != 0) {
+    *err = path + ": rename failed: " + std::strerror(errno);
+    ok = false;
+  }
+  if (!ok) unlink(tmp.c_str());
+  return ok;
+}
+
+bool write_file_atomic(const std::string& path, const std::string& data, std::string* err) {
+  return write_file_atomic(path, data.data(), data.size(), nullptr, 0, err);
 }
 
 bool make_dirs(const std::string& path, std::string* err) {

@@ -55,8 +55,13 @@ bool is_executable(const std::string& path);
 /// Reads a whole file; false + *err (naming the path) on failure.
 bool read_file(const std::string& path, std::string* out, std::string* err);
 
-/// Writes a whole file atomically (temp file + rename); false + *err on failure.
+/// Writes a whole file atomically: a temporary file made exclusively beside it (never through
+/// a link), renamed over `path` (a link there is replaced, not followed); false + *err on
+/// failure.
 bool write_file_atomic(const std::string& path, const std::string& data, std::string* err);
+/// The same for a file made of two parts (a header and a large body), without joining them.
+bool write_file_atomic(const std::string& path, const void* head, size_t head_bytes,
+                       const void* body, size_t body_bytes, std::string* err);
 
 /// mkdir -p; false + *err on failure.
 bool make_dirs(const std::string& path, std::string* err);

@@ -1,6 +1,8 @@
 // --action dump on a machine without a GPU: the case's inputs and expected outputs as .npy
 // files whose headers (parsed here, not by NumPy) and bytes match what the judge generates.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <fstream>
@@ -77,6 +79,29 @@ TEST(Dump, Nvfp4ExampleWithoutAGpu) {
   EXPECT_EQ(meta["scalars"]["alpha"], 0.5);
   EXPECT_EQ(meta["files"]["a"]["torch_view"], "torch.float4_e2m1fn_x2");
   EXPECT_NE(slurp(dir + "/load.py").find("np.load"), std::string::npos);
+}
+
+// A link planted in the output folder under a file name the dump writes is replaced, never
+// written through: the file it pointed at keeps its contents.
+TEST(Dump, ReplacesLinksInItsOutputFolderInsteadOfFollowingThem) {
+  const std::string dir = ::testing::TempDir() + "/dump-links-" + std::to_string(getpid());
+  const std::string victim = dir + "-precious.txt";
+  std::string err;
+  ASSERT_TRUE(make_dirs(dir, &err)) << err;
+  ASSERT_TRUE(write_file_atomic(victim, "keep me\n", &err)) << err;
+  for (const char* name : {"a.npy", "case.json", "load.py"}) {
+    const std::string link = dir + "/" + name;
+    unlink(link.c_str());
+    ASSERT_EQ(symlink(victim.c_str(), link.c_str()), 0) << link;
+  }
+  auto r = run_cli({challenge_dir(), "--action", "dump", "--case", "example", "--out", dir});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(slurp(victim), "keep me\n");
+  for (const char* name : {"a.npy", "case.json", "load.py"}) {
+    struct stat st;
+    ASSERT_EQ(lstat((dir + "/" + name).c_str(), &st), 0) << name;
+    EXPECT_TRUE(S_ISREG(st.st_mode)) << name << " is still a link";
+  }
 }
 
 TEST(Dump, SeedReplaysAnotherDrawAndBadUsageIsRefused) {

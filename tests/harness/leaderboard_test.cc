@@ -1038,5 +1038,27 @@ TEST(BuildLeaderboard, SkipsItsOwnOutputInsideTheResults) {
   EXPECT_TRUE(fs::is_regular_file(results / "board" / "leaderboard.json"));
 }
 
+// Links planted in the output folder under the board's file names are replaced by the board's
+// files, never written through: the file a link pointed at keeps its contents.
+TEST(BuildLeaderboard, ReplacesLinksInItsOutputFolderInsteadOfFollowingThem) {
+  const fs::path results = fresh_dir("links-results"), out = fresh_dir("links-out");
+  fs::copy(kRecords, results, fs::copy_options::recursive);
+  const fs::path victim = fresh_dir("links-victim") / "precious.txt";
+  std::ofstream(victim) << "keep me\n";
+  for (const char* name : {"leaderboard.json", "leaderboard.md", "leaderboard.html"}) {
+    fs::create_symlink(victim, out / name);
+  }
+  LeaderboardReport report;
+  std::string err;
+  ASSERT_TRUE(build_leaderboard({results.string(), out.string(), ""}, &report, &err)) << err;
+  std::ifstream in(victim);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "keep me\n");
+  for (const char* name : {"leaderboard.json", "leaderboard.md", "leaderboard.html"}) {
+    EXPECT_FALSE(fs::is_symlink(out / name)) << name;
+    EXPECT_TRUE(fs::is_regular_file(out / name)) << name;
+  }
+}
+
 }  // namespace
 }  // namespace fp4arena
