@@ -1,6 +1,7 @@
 #include "harness/compile.h"
 
 #include <cxxabi.h>
+#include <dirent.h>
 #include <glob.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -383,6 +384,89 @@ bool hash_headers(const std::vector<std::string>& deps, const std::vector<std::s
       return false;
     }
     out->push_back({path, sha256_hex(text)});
+  }
+  return true;
+}
+
+// An assembler for nvcc's host compiler to find first (gcc -B): a script that runs the real
+// one with --MD, so that each of its runs lists the files it read (.include and .incbin as
+// well as its input) in a file of its own in the script's folder. A folder made for this
+// compile in the cache, or "" with *err.
+std::string assembler_wrapper(const std::string& cache, std::string* err) {
+  std::string dir = make_private_dir(cache, "as-", err);
+  if (dir.empty()) return dir;
+  const std::string script = "#!/bin/sh\nexec as --MD \"" + dir + "/run-$$.d\" \"$@\"\n";
+  if (!write_file_atomic(dir + "/as", script, err) || chmod((dir + "/as").c_str(), 0755) != 0) {
+    if (err->empty()) *err = dir + "/as: cannot make it executable";
+    remove_tree(dir);
+    return "";
+  }
+  return dir;
+}
+
+// The files the host assembler read besides its inputs (GNU as --MD lists .include and
+// .incbin files; its inputs, temporary files the compiler has removed by now, are left out),
+// hashed as headers are: bytes a solution embeds that way are in the record and the cache
+// check, not only what the preprocessor read.
+bool assembler_inputs(const std::string& as_dir, const std::vector<std::string>& skip,
+                      const std::vector<std::string>& sys_dirs, std::vector<HeaderHash>* out,
+                      std::string* problem) {
+  std::vector<std::string> present;
+  int runs = 0;
+  DIR* d = opendir(as_dir.c_str());
+  while (dirent* e = d ? readdir(d) : nullptr) {
+    const std::string name = e->d_name;
+    if (name.size() < 3 || name.compare(name.size() - 2, 2, ".d") != 0) continue;
+    ++runs;
+    std::string text, err;
+    std::vector<std::string> deps;
+    if (!read_file(as_dir + "/" + name, &text, &err) ||
+        !parse_make_dependencies(text, &deps, &err)) {
+      *problem = "the assembler's list of the files it read: " + err;
+      closedir(d);
+      return false;
+    }
+    for (const std::string& dep : deps) {
+      if (access(dep.c_str(), F_OK) == 0) present.push_back(dep);
+    }
+  }
+  if (d) closedir(d);
+  if (runs == 0) {
+    *problem = "the host assembler wrote no list of the files it read (" + as_dir + "/as unused)";
+    return false;
+  }
+  return hash_headers(present, skip, sys_dirs, out, problem);
+}
+
+// The cache's record of those files ("<sha256>  <path>" lines) and its check: an object is
+// reused only if every file its assembler read still has the bytes it had.
+std::string assembler_inputs_text(const std::vector<HeaderHash>& files) {
+  std::string t;
+  for (const HeaderHash& h : files) t += h.sha256 + "  " + h.path + "\n";
+  return t;
+}
+
+bool assembler_inputs_unchanged(const std::string& record, std::vector<HeaderHash>* files,
+                                std::string* changed) {
+  std::string text, err;
+  if (!read_file(record, &text, &err)) {
+    *changed = "its list of the files the assembler read is missing";
+    return false;
+  }
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.size() < 67 || line.compare(64, 2, "  ") != 0) {
+      *changed = "its list of the files the assembler read is damaged";
+      return false;
+    }
+    HeaderHash h{line.substr(66), line.substr(0, 64)};
+    std::string bytes;
+    if (!read_file(h.path, &bytes, &err) || sha256_hex(bytes) != h.sha256) {
+      *changed = h.path + " (read by the assembler) changed since it was built";
+      return false;
+    }
+    files->push_back(std::move(h));
   }
   return true;
 }
@@ -970,34 +1054,48 @@ bool compile_solution(const Spec& spec, const std::string& source_path, const Co
   result->so_path = so;
   // The compile itself writes to a temporary name; the recorded command names the object.
   std::string tmp_so = so + ".tmp." + std::to_string(getpid());
+  const std::string as_record = cache + "/" + hash + ".as-inputs";
+  std::string as_dir;  // the assembler wrapper's folder (assembler_wrapper)
   auto compile_argv = [&](const std::string& out) {
     std::vector<std::string> argv = {nvcc};
     argv.insert(argv.end(), flags.begin(), flags.end());
     argv.insert(argv.end(), link_flags.begin(), link_flags.end());
+    if (out == tmp_so && !as_dir.empty()) {
+      argv.push_back("-Xcompiler");
+      argv.push_back("-B" + as_dir + "/");
+    }
     for (const std::string& a :
          {std::string("-include"), proto_path, std::string("-o"), out, source_path, shim_path}) {
       argv.push_back(a);
     }
     return argv;
   };
-  std::vector<std::string> argv = compile_argv(tmp_so);
   result->command = join_command(compile_argv(so));
+  as_dir = assembler_wrapper(cache, err);
+  if (as_dir.empty()) return false;
+  std::vector<std::string> argv = compile_argv(tmp_so);
   const std::string so_hash_path = cache + "/" + hash + ".so.sha256";
   std::string rebuilt_note;
   if (opts.use_cache && access(so.c_str(), R_OK) == 0 &&
       read_kernels_file(kernels_path, &result->kernels)) {
     // Every cached object is checked against the hash written when it was built: an object
     // planted or changed under a cache key is never loaded.
-    std::string object, recorded, ignored;
-    if (read_file(so, &object, &ignored) && read_file(so_hash_path, &recorded, &ignored) &&
-        recorded.substr(0, 64) == sha256_hex(object)) {
+    std::string object, recorded, ignored, changed;
+    std::vector<HeaderHash> embedded;
+    const bool intact = read_file(so, &object, &ignored) &&
+                        read_file(so_hash_path, &recorded, &ignored) &&
+                        recorded.substr(0, 64) == sha256_hex(object);
+    if (intact && assembler_inputs_unchanged(as_record, &embedded, &changed)) {
+      result->headers.insert(result->headers.end(), embedded.begin(), embedded.end());
       result->ok = true;
       result->cached = true;
       result->seconds = seconds_since(t0);
       return true;
     }
-    rebuilt_note = "fp4arena: the cached object " + so +
-                   " does not match the hash recorded when it was built; rebuilt\n";
+    rebuilt_note = "fp4arena: the cached object " + so + " " +
+                   (intact ? "is stale: " + changed
+                           : std::string("does not match the hash recorded when it was built")) +
+                   "; rebuilt\n";
     unlink(so.c_str());
   }
   std::string log;
@@ -1008,6 +1106,7 @@ bool compile_solution(const Spec& spec, const std::string& source_path, const Co
   result->kernels = parse_ptxas_report(log);
   result->diagnostics =
       rebuilt_note + rewrite_diagnostics(strip_ptxas_info(log), proto_path, shim_path);
+  if (timed_out || status != 0) remove_tree(as_dir);
   if (timed_out) {
     unlink(tmp_so.c_str());
     result->timed_out = true;
@@ -1030,9 +1129,22 @@ bool compile_solution(const Spec& spec, const std::string& source_path, const Co
     }
     return true;
   }
+  std::vector<HeaderHash> embedded;
+  std::string problem_as;
+  std::vector<std::string> known = skip;
+  for (const HeaderHash& h : result->headers) known.push_back(h.path);
+  const bool listed = assembler_inputs(as_dir, known, sys_dirs, &embedded, &problem_as);
+  remove_tree(as_dir);
+  if (!listed) {
+    unlink(tmp_so.c_str());
+    result->diagnostics += "fp4arena: " + problem_as + "\n";
+    return true;
+  }
+  result->headers.insert(result->headers.end(), embedded.begin(), embedded.end());
   nlohmann::json report = {{"version", 1}, {"kernels", kernel_resources_json(result->kernels)}};
-  // The report first: an object in the cache always has its report beside it.
-  if (!write_file_atomic(kernels_path, report.dump(2) + "\n", err)) {
+  // The report and the assembler's inputs first: an object in the cache always has both.
+  if (!write_file_atomic(kernels_path, report.dump(2) + "\n", err) ||
+      !write_file_atomic(as_record, assembler_inputs_text(embedded), err)) {
     unlink(tmp_so.c_str());
     return false;
   }

@@ -2,9 +2,11 @@
 #include "harness/compile.h"
 
 #include <gtest/gtest.h>
+
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <regex>
 
 #include <algorithm>
 #include <chrono>
@@ -177,6 +179,39 @@ TEST_F(Compile, EditingAnyHeaderTheSolutionReadsInvalidatesTheCache) {
   CompileResult again = compile(dir + "/sol.cu");
   EXPECT_TRUE(again.cached);
   EXPECT_EQ(again.so_path, so);
+  std::string out;
+  run_capture({"rm", "-rf", dir}, &out);
+}
+
+// Bytes embedded with the assembler's .incbin (in host code) come from a file the
+// preprocessor never sees: it is listed with the headers, and a change to it rebuilds the
+// object instead of loading the stale one from the cache.
+TEST_F(Compile, AFileEmbeddedWithIncbinIsListedAndInvalidatesTheCache) {
+  std::string dir = write_tree(opts_.cache_dir + "-incbin",
+                               {{"blob.bin", "first bytes\n"},
+                                {"sol.cu",
+                                 "__asm__(\".section .rodata\\n.globl fp4arena_blob\\n"
+                                 "fp4arena_blob:\\n.inc\" \"bin \\\"blob.bin\\\"\\n"
+                                 ".text\\n\");\n" +
+                                     starter_source()}});
+  // The path is relative to the assembler's working folder: the compile runs in the source's.
+  std::string err, text;
+  ASSERT_TRUE(read_file(dir + "/sol.cu", &text, &err)) << err;
+  ASSERT_TRUE(write_file_atomic(
+      dir + "/sol.cu", std::regex_replace(text, std::regex("blob\\.bin"), dir + "/blob.bin"), &err))
+      << err;
+  CompileResult a = compile(dir + "/sol.cu");
+  ASSERT_TRUE(a.ok) << a.diagnostics;
+  EXPECT_TRUE(lists_header(a, "/blob.bin"));
+  CompileResult hit = compile(dir + "/sol.cu");
+  EXPECT_TRUE(hit.cached);
+  EXPECT_TRUE(lists_header(hit, "/blob.bin")) << "a cache hit lists it too";
+  ASSERT_TRUE(write_file_atomic(dir + "/blob.bin", "other bytes\n", &err)) << err;
+  CompileResult b = compile(dir + "/sol.cu");
+  EXPECT_TRUE(b.ok) << b.diagnostics;
+  EXPECT_FALSE(b.cached);
+  EXPECT_NE(b.diagnostics.find("blob.bin (read by the assembler) changed"), std::string::npos)
+      << b.diagnostics;
   std::string out;
   run_capture({"rm", "-rf", dir}, &out);
 }
