@@ -1,6 +1,7 @@
 #include "harness/worker_client.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -73,6 +74,55 @@ int reap_orphans() {
   return n;
 }
 
+namespace {
+
+// Copies what the worker prints (fd `from`, until every writer closed it) to the judge's
+// stderr, each line prefixed, at most kSolutionOutputBytes of it; then says how much more
+// there was.
+void relay_output(int from) {
+  std::string line;
+  size_t shown = 0, dropped = 0;
+  char buf[4096];
+  auto flush_line = [&] {
+    if (line.empty()) return;
+    const std::string out = kSolutionOutputPrefix + line + (line.back() == '\n' ? "" : "\n");
+    if (write(2, out.data(), out.size()) < 0) dropped += line.size();
+    line.clear();
+  };
+  for (;;) {
+    ssize_t n = read(from, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    for (ssize_t i = 0; i < n; ++i) {
+      if (shown >= kSolutionOutputBytes) {
+        ++dropped;
+        continue;
+      }
+      line += buf[i];
+      ++shown;
+      if (buf[i] == '\n' || line.size() >= 4096) flush_line();
+    }
+  }
+  flush_line();
+  close(from);
+  if (dropped > 0) {
+    const std::string note =
+        "fp4arena: the solution printed " + std::to_string(dropped) + " more bytes (not shown)\n";
+    if (write(2, note.data(), note.size()) < 0) return;
+  }
+}
+
+// In the worker's child, before exec: stdin from /dev/null, stdout and stderr into the relay's
+// pipe (so no descriptor of the judge's terminal reaches the solution).
+void redirect_stdio(int out) {
+  int null_fd = open("/dev/null", O_RDONLY);
+  if (null_fd >= 0) dup2(null_fd, 0);
+  dup2(out, 1);
+  dup2(out, 2);
+}
+
+}  // namespace
+
 std::unique_ptr<WorkerProcess> WorkerProcess::start(const WorkerOptions& opts, std::string* err) {
   // Processes a worker leaves behind are re-parented to the judge, which then reaps them.
   prctl(PR_SET_CHILD_SUBREAPER, 1);
@@ -110,16 +160,26 @@ std::unique_ptr<WorkerProcess> WorkerProcess::start(const WorkerOptions& opts, s
   std::vector<char*> argv;
   for (auto& a : argv_s) argv.push_back(&a[0]);
   argv.push_back(nullptr);
+  // Under a tool the worker keeps the judge's stdio: the tool reports there.
+  int out_pipe[2] = {-1, -1};
+  if (opts.wrapper.empty() && pipe2(out_pipe, O_CLOEXEC) != 0) {
+    *err = std::string("pipe failed: ") + std::strerror(errno);
+    close(sv[0]);
+    close(sv[1]);
+    return nullptr;
+  }
   pid_t pid = fork();
   if (pid < 0) {
     *err = std::string("fork failed: ") + std::strerror(errno);
-    close(sv[0]);
-    close(sv[1]);
+    for (int fd : {sv[0], sv[1], out_pipe[0], out_pipe[1]}) {
+      if (fd >= 0) close(fd);
+    }
     return nullptr;
   }
   if (pid == 0) {
     // Child: its own process group; only the channel and the shared memory are inherited.
     setpgid(0, 0);
+    if (out_pipe[1] >= 0) redirect_stdio(out_pipe[1]);
     int sock = dup(sv[1]);
     int shm = dup(w->shm_.fd());
     dup2(sock, kWorkerSocketFd);
@@ -149,6 +209,10 @@ std::unique_ptr<WorkerProcess> WorkerProcess::start(const WorkerOptions& opts, s
   close(sv[1]);
   w->sock_ = sv[0];
   w->pid_ = pid;
+  if (out_pipe[0] >= 0) {
+    close(out_pipe[1]);
+    w->relay_ = std::thread(relay_output, out_pipe[0]);
+  }
 
   nlohmann::json hello;
   std::string recv_err;
@@ -186,6 +250,7 @@ WorkerProcess::~WorkerProcess() {
   }
   kill_all();
   if (sock_ >= 0) close(sock_);
+  if (relay_.joinable()) relay_.join();
 }
 
 void WorkerProcess::kill_all() {

@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -79,7 +80,16 @@ class WorkerProcess {
   pid_t pid_ = -1;
   std::string sandbox_;
   std::string private_dir_;
+  // The worker's stdout and stderr (one pipe, never the judge's terminal), relayed to the
+  // judge's stderr line by line with the prefix kSolutionOutputPrefix, at most
+  // kSolutionOutputBytes; joined once the worker is gone.
+  std::thread relay_;
 };
+
+/// What starts each line the worker (the solution) printed, as the judge shows it.
+constexpr const char* kSolutionOutputPrefix = "solution| ";
+/// How much of the worker's output the judge shows; the rest is counted, not shown.
+constexpr size_t kSolutionOutputBytes = size_t(1) << 20;
 
 /// Kills and reaps every child process of the judge (processes of killed workers that
 /// were re-parented to the judge, which is a child subreaper). Returns how many.

@@ -311,6 +311,48 @@ TEST(PrivateFolder, RemovedWholeWithoutFollowingLinks) {
   EXPECT_TRUE(remove_tree(outside)) << "a folder already gone is not an error";
 }
 
+// The worker never holds the judge's terminal: its stdin is /dev/null, and what it prints
+// on stdout and stderr reaches the judge's stderr through a pipe, each line marked as the
+// solution's, at most kSolutionOutputBytes of it.
+TEST(WorkerOutput, StdinIsNullAndOutputIsRelayedMarkedAndBounded) {
+  std::string err;
+  const std::string dir = make_private_dir(binary_dir(), "worker-output-test-", &err);
+  ASSERT_FALSE(dir.empty()) << err;
+  const std::string report = dir + "/stdin", captured = dir + "/stderr";
+  ASSERT_TRUE(write_file_atomic(dir + "/worker",
+                                "#!/bin/sh\nreadlink /proc/self/fd/0 > '" + report +
+                                    "'\necho to-stdout\necho to-stderr >&2\n"
+                                    "head -c 2000000 /dev/zero | tr '\\0' x\nexit 3\n",
+                                &err))
+      << err;
+  ASSERT_EQ(chmod((dir + "/worker").c_str(), 0755), 0);
+  WorkerOptions opts;
+  opts.worker_path = dir + "/worker";
+  opts.so_path = dir + "/solution.so";
+  opts.shm_bytes = 4096;
+  opts.start_timeout_seconds = 20;
+  // This process's stderr goes to a file while the worker runs (and its relay is joined).
+  fflush(stderr);
+  const int saved = dup(2);
+  const int file = open(captured.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  ASSERT_GE(file, 0);
+  dup2(file, 2);
+  auto w = WorkerProcess::start(opts, &err);
+  dup2(saved, 2);
+  close(saved);
+  close(file);
+  EXPECT_EQ(w, nullptr);
+  std::string in, out;
+  ASSERT_TRUE(read_file(report, &in, &err)) << err;
+  EXPECT_EQ(in, "/dev/null\n");
+  ASSERT_TRUE(read_file(captured, &out, &err)) << err;
+  EXPECT_NE(out.find(std::string(kSolutionOutputPrefix) + "to-stdout\n"), std::string::npos);
+  EXPECT_NE(out.find(std::string(kSolutionOutputPrefix) + "to-stderr\n"), std::string::npos);
+  EXPECT_LT(out.size(), kSolutionOutputBytes + 64 * 1024) << "the output was not bounded";
+  EXPECT_NE(out.find("more bytes (not shown)"), std::string::npos);
+  EXPECT_TRUE(remove_tree(dir));
+}
+
 TEST(PrivateFolder, TheJudgeGivesEachWorkerOneAndRemovesIt) {
   // A stand-in worker reports its arguments and environment, then exits before its hello.
   std::string err;
