@@ -2,9 +2,11 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -121,9 +123,85 @@ void redirect_stdio(int out) {
   dup2(out, 2);
 }
 
+// Every folder on the way to `path` searchable by other users, and the file itself readable
+// (and executable when `exec`) by them.
+bool open_to_others(const std::string& given, bool exec) {
+  char* real = realpath(given.c_str(), nullptr);
+  if (!real) return false;
+  const std::string path = real;
+  free(real);
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) return false;
+  if (!(st.st_mode & S_IROTH) || (exec && !(st.st_mode & S_IXOTH))) return false;
+  for (size_t slash = path.find('/', 1); slash != std::string::npos;
+       slash = path.find('/', slash + 1)) {
+    if (stat(path.substr(0, slash).c_str(), &st) != 0 || !(st.st_mode & S_IXOTH)) return false;
+  }
+  return true;
+}
+
+// CUDA's driver opens /dev/nvidia* read-write: each must be so for other users.
+bool nvidia_devices_open_to_others(std::string* why_not) {
+  DIR* d = opendir("/dev");
+  bool ok = true;
+  while (dirent* e = d ? readdir(d) : nullptr) {
+    const std::string name = e->d_name;
+    if (name.rfind("nvidia", 0) != 0) continue;
+    struct stat st;
+    const std::string path = "/dev/" + name;
+    if (stat(path.c_str(), &st) == 0 && S_ISCHR(st.st_mode) &&
+        (st.st_mode & (S_IROTH | S_IWOTH)) != (S_IROTH | S_IWOTH)) {
+      *why_not = path + " is not readable and writable by other users";
+      ok = false;
+      break;
+    }
+  }
+  if (d) closedir(d);
+  return ok;
+}
+
+WorkerIdentity worker_identity(const WorkerOptions& opts) {
+  WorkerIdentity id;
+  if (!opts.wrapper.empty()) {
+    id.why_not = "under a tool";
+  } else if (geteuid() != 0) {
+    id.why_not = "the judge is not root";
+  } else if (!open_to_others(opts.worker_path, true) || !open_to_others(opts.so_path, false)) {
+    id.why_not = "the worker binary or the solution's object is not open to other users";
+  } else if (!nvidia_devices_open_to_others(&id.why_not)) {
+  } else {
+    id.use = true;
+    id.uid = id.gid = kWorkerIdBase + static_cast<uint32_t>(getpid()) % kWorkerIdSpan;
+  }
+  return id;
+}
+
+// In the worker's child, before exec: no supplementary groups, the worker's gid and uid (real,
+// effective and saved), every capability dropped from the bounding set first, and securebits
+// locked so that no exec can make it root again. False when any step failed.
+bool become(const WorkerIdentity& id) {
+  for (int cap = 0; cap <= 63; ++cap) prctl(PR_CAPBSET_DROP, cap, 0, 0, 0);
+  const unsigned long bits = (1ul << 0) | (1ul << 1) | (1ul << 2) | (1ul << 3) | (1ul << 4) |
+                             (1ul << 5);  // NOROOT, NO_SETUID_FIXUP, KEEP_CAPS off, each locked
+  return prctl(PR_SET_SECUREBITS, bits, 0, 0, 0) == 0 && setgroups(0, nullptr) == 0 &&
+         setresgid(id.gid, id.gid, id.gid) == 0 && setresuid(id.uid, id.uid, id.uid) == 0 &&
+         prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0;
+}
+
 }  // namespace
 
 std::unique_ptr<WorkerProcess> WorkerProcess::start(const WorkerOptions& opts, std::string* err) {
+  WorkerIdentity id = worker_identity(opts);
+  std::unique_ptr<WorkerProcess> w = start_as(opts, id, err);
+  if (w || !id.use) return w;
+  id.use = false;
+  id.why_not = "it could not start as its own user: " + *err;
+  err->clear();
+  return start_as(opts, id, err);
+}
+
+std::unique_ptr<WorkerProcess> WorkerProcess::start_as(const WorkerOptions& opts,
+                                                       const WorkerIdentity& id, std::string* err) {
   // Processes a worker leaves behind are re-parented to the judge, which then reaps them.
   prctl(PR_SET_CHILD_SUBREAPER, 1);
   std::unique_ptr<WorkerProcess> w(new WorkerProcess());
@@ -156,6 +234,12 @@ std::unique_ptr<WorkerProcess> WorkerProcess::start(const WorkerOptions& opts, s
     }
     argv_s.push_back("--tmp");
     argv_s.push_back(w->private_dir_);
+  }
+  if (id.use && chown(w->private_dir_.c_str(), id.uid, id.gid) != 0) {
+    *err = w->private_dir_ + ": cannot give it to the worker's user: " + std::strerror(errno);
+    close(sv[0]);
+    close(sv[1]);
+    return nullptr;
   }
   std::vector<char*> argv;
   for (auto& a : argv_s) argv.push_back(&a[0]);
@@ -201,6 +285,11 @@ std::unique_ptr<WorkerProcess> WorkerProcess::start(const WorkerOptions& opts, s
     } else {
       setenv("FP4ARENA_NO_SANDBOX", "1", 1);
     }
+    if (id.use && !become(id)) {
+      dprintf(2, "fp4arena: cannot become the worker's user %u: %s\n", unsigned(id.uid),
+              std::strerror(errno));
+      _exit(126);
+    }
     execvp(argv[0], argv.data());
     dprintf(2, "fp4arena: cannot start worker %s: %s\n", argv[0], std::strerror(errno));
     _exit(127);
@@ -219,7 +308,10 @@ std::unique_ptr<WorkerProcess> WorkerProcess::start(const WorkerOptions& opts, s
   RecvStatus st = recv_message(w->sock_, static_cast<int>(opts.start_timeout_seconds * 1000),
                                &hello, &recv_err);
   if (st == RecvStatus::kOk && text_field(hello, "op", "") == "hello") {
-    w->sandbox_ = text_field(hello, "sandbox", "unknown");
+    w->sandbox_ = text_field(hello, "sandbox", "unknown") + "; " +
+                  (id.use ? "its own user (uid " + std::to_string(id.uid) +
+                                ", no capabilities, securebits locked)"
+                          : "the judge's user (" + id.why_not + ")");
     return w;
   }
   if (st == RecvStatus::kOk && text_field(hello, "op", "") == "fatal") {

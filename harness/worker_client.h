@@ -36,10 +36,22 @@ struct CallReply {
   nlohmann::json data;  ///< the worker's reply when outcome is kOk
 };
 
+// The worker's own user, where the judge runs as root: a uid and gid of no account (one per
+// judge process, so that workers of judges running side by side differ too), with no
+// capability left and none to regain. `why_not` says why it is not used.
+struct WorkerIdentity {
+  bool use = false;
+  uid_t uid = 0;
+  gid_t gid = 0;
+  std::string why_not;
+};
 class WorkerProcess {
  public:
   /// Starts a worker and waits for its hello. nullptr + *err when it cannot start (the
-  /// message carries the worker's own fatal error, e.g. a failed dlopen).
+  /// message carries the worker's own fatal error, e.g. a failed dlopen). Where the judge is
+  /// root, the worker runs as a user of its own (no capabilities); if it cannot start so (no
+  /// user code has run by its hello), it is started once more as the judge's user, and
+  /// sandbox() says why.
   static std::unique_ptr<WorkerProcess> start(const WorkerOptions& opts, std::string* err);
   ~WorkerProcess();
 
@@ -71,6 +83,9 @@ class WorkerProcess {
 
  private:
   WorkerProcess() = default;
+
+  static std::unique_ptr<WorkerProcess> start_as(const WorkerOptions& opts,
+                                                 const WorkerIdentity& id, std::string* err);
   // Waits for the worker to exit after it closed its channel; describes how it ended.
   CallReply reap_after_close();
 
@@ -85,6 +100,11 @@ class WorkerProcess {
   // kSolutionOutputBytes; joined once the worker is gone.
   std::thread relay_;
 };
+
+/// Where the judge runs as root, each worker runs as uid = gid = kWorkerIdBase + (the judge's
+/// pid mod kWorkerIdSpan): an id of no account, different for judges side by side.
+constexpr uint32_t kWorkerIdBase = 2000000000u;
+constexpr uint32_t kWorkerIdSpan = 1000000u;
 
 /// What starts each line the worker (the solution) printed, as the judge shows it.
 constexpr const char* kSolutionOutputPrefix = "solution| ";

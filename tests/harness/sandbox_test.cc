@@ -353,6 +353,49 @@ TEST(WorkerOutput, StdinIsNullAndOutputIsRelayedMarkedAndBounded) {
   EXPECT_TRUE(remove_tree(dir));
 }
 
+// A judge running as root (CI's is) starts its worker as a user of its own: another uid and
+// gid, no capability (effective, permitted or in the bounding set), no_new_privs, and a
+// private folder that this user owns. A stand-in worker reports what it is.
+TEST(WorkerIdentity, ARootJudgeStartsItsWorkerAsAnUnprivilegedUserOfItsOwn) {
+  if (geteuid() != 0) GTEST_SKIP() << "the judge is not root here: the worker keeps its user";
+  std::string err;
+  const std::string dir = make_private_dir(binary_dir(), "worker-identity-test-", &err);
+  ASSERT_FALSE(dir.empty()) << err;
+  ASSERT_TRUE(make_dirs(dir + "/out", &err)) << err;
+  ASSERT_EQ(chmod(dir.c_str(), 0755), 0);
+  ASSERT_EQ(chmod((dir + "/out").c_str(), 0777), 0);
+  const std::string report = dir + "/out/report";
+  ASSERT_TRUE(write_file_atomic(dir + "/solution.so", "not an object", &err)) << err;
+  ASSERT_TRUE(write_file_atomic(
+      dir + "/worker",
+      "#!/bin/sh\n{ id -u; id -g; id -G; grep -E '^(CapEff|CapPrm|CapBnd|NoNewPrivs):' "
+      "/proc/self/status; stat -c %u \"$TMPDIR\"; touch \"$TMPDIR/x\" && echo wrote; } >> '" +
+          report + "'\nexit 3\n",
+      &err))
+      << err;
+  ASSERT_EQ(chmod((dir + "/worker").c_str(), 0755), 0);
+  WorkerOptions opts;
+  opts.worker_path = dir + "/worker";
+  opts.so_path = dir + "/solution.so";
+  opts.shm_bytes = 4096;
+  opts.start_timeout_seconds = 20;
+  // The stand-in never says hello, so the judge starts it once more as its own user (as it
+  // does for a worker that cannot start as its own): the first report is the one to read.
+  auto w = WorkerProcess::start(opts, &err);
+  EXPECT_EQ(w, nullptr);
+  EXPECT_NE(err.find("exited with status 3"), std::string::npos) << err;
+  std::string text;
+  ASSERT_TRUE(read_file(report, &text, &err)) << err;
+  const std::string id = std::to_string(kWorkerIdBase + uint32_t(getpid()) % kWorkerIdSpan);
+  const std::string first = id + "\n" + id + "\n" + id +
+                            "\nCapPrm:\t0000000000000000\nCapEff:\t0000000000000000\n"
+                            "CapBnd:\t0000000000000000\nNoNewPrivs:\t1\n" +
+                            id + "\nwrote\n";
+  EXPECT_EQ(text.substr(0, first.size()), first) << text;
+  EXPECT_EQ(text.substr(first.size(), 2), "0\n") << "the second start runs as the judge's user";
+  EXPECT_TRUE(remove_tree(dir));
+}
+
 TEST(PrivateFolder, TheJudgeGivesEachWorkerOneAndRemovesIt) {
   // A stand-in worker reports its arguments and environment, then exits before its hello.
   std::string err;
