@@ -430,6 +430,7 @@ class Session {
   // The calibration of the judge's window on a fresh worker (WindowCalibration), before any
   // user code is loaded. False + *err when the worker failed.
   bool calibrate_window(double timeout, std::string* err);
+  bool start_calibrated_worker(WorkerOptions w, double timeout, std::string* err);
   // A failed start as the verdict of the case that needed the worker.
   bool start_or_fail(WindowResult* r);
   RawWindow send_window(const CaseSpec& c, const std::vector<ProblemData>& ins,
@@ -670,15 +671,8 @@ bool Session::start_worker(std::string* err, bool* load_failed, CallFacts* load_
     cudaMemGetInfo(&free_bytes, &total_bytes);
     window_budget_bytes_ = std::min<size_t>(size_t(0.3 * double(free_bytes)), size_t(24) << 30);
   }
-  if (window_) window_->unmap_all();
-  worker_ = WorkerProcess::start(w, err);
-  if (!worker_) return false;
   const double timeout = timeout_scale_ * spec_.call_timeout_seconds;
-  // Under compute-sanitizer or ncu timing means nothing: no window, no calibration.
-  if (window_ && !calibrate_window(timeout, err)) {
-    worker_.reset();
-    return false;
-  }
+  if (!start_calibrated_worker(w, timeout, err)) return false;
   sandbox_ = worker_->sandbox();
   CallReply loaded = worker_->call({{"op", "load"}}, timeout);
   if (loaded.outcome != CallOutcome::kOk) {
@@ -695,6 +689,26 @@ bool Session::start_worker(std::string* err, bool* load_failed, CallFacts* load_
     return false;
   }
   return true;
+}
+
+bool Session::start_calibrated_worker(WorkerOptions w, double timeout, std::string* err) {
+  for (;;) {
+    if (window_) window_->unmap_all();
+    worker_ = WorkerProcess::start(w, err);
+    if (!worker_) return false;
+    // Under compute-sanitizer or ncu timing means nothing: no window, no calibration.
+    if (!window_ || calibrate_window(timeout, err)) return true;
+    const bool retry = worker_->own_user();
+    worker_.reset();
+    if (!retry) return false;
+    // The calibration is the worker's first window (CUDA IPC, the go and done words), made
+    // before any user code is loaded: a worker of its own user that cannot take part in it is
+    // started again as the judge's user, and the record's sandbox field says why.
+    w.own_user = false;
+    w.own_user_off = "its own user's worker failed the judge's calibration window: " + *err;
+    err->clear();
+    fatal_.clear();
+  }
 }
 
 bool Session::calibrate_window(double timeout, std::string* err) {

@@ -162,7 +162,9 @@ bool nvidia_devices_open_to_others(std::string* why_not) {
 
 WorkerIdentity worker_identity(const WorkerOptions& opts) {
   WorkerIdentity id;
-  if (!opts.wrapper.empty()) {
+  if (!opts.own_user) {
+    id.why_not = opts.own_user_off;
+  } else if (!opts.wrapper.empty()) {
     id.why_not = "under a tool";
   } else if (geteuid() != 0) {
     id.why_not = "the judge is not root";
@@ -308,6 +310,7 @@ std::unique_ptr<WorkerProcess> WorkerProcess::start_as(const WorkerOptions& opts
   RecvStatus st = recv_message(w->sock_, static_cast<int>(opts.start_timeout_seconds * 1000),
                                &hello, &recv_err);
   if (st == RecvStatus::kOk && text_field(hello, "op", "") == "hello") {
+    w->own_user_ = id.use;
     w->sandbox_ = text_field(hello, "sandbox", "unknown") + "; " +
                   (id.use ? "its own user (uid " + std::to_string(id.uid) +
                                 ", no capabilities, securebits locked)"

@@ -25,6 +25,10 @@ struct WorkerOptions {
   std::vector<std::string> wrapper;
   /// How long a worker may take to exit cleanly when asked (tools write reports at exit).
   double exit_grace_seconds = 2;
+  /// Where the judge is root, run the worker as a user of its own (WorkerIdentity); when
+  /// false, `own_user_off` says why (it goes into sandbox()).
+  bool own_user = true;
+  std::string own_user_off;
 };
 
 /// How one call ended, seen from the judge.
@@ -60,6 +64,8 @@ class WorkerProcess {
   pid_t pid() const { return pid_; }
   /// What the worker's sandbox enforces, as it said before any user code was loaded.
   const std::string& sandbox() const { return sandbox_; }
+  /// Whether the worker runs as a user of its own (WorkerIdentity).
+  bool own_user() const { return own_user_; }
   /// The only folder where the sandboxed worker may create or change files (its TMPDIR);
   /// removed with the worker. Empty under a tool (no sandbox).
   const std::string& private_dir() const { return private_dir_; }
@@ -95,6 +101,7 @@ class WorkerProcess {
   pid_t pid_ = -1;
   std::string sandbox_;
   std::string private_dir_;
+  bool own_user_ = false;
   // The worker's stdout and stderr (one pipe, never the judge's terminal), relayed to the
   // judge's stderr line by line with the prefix kSolutionOutputPrefix, at most
   // kSolutionOutputBytes; joined once the worker is gone.
