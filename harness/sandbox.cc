@@ -44,6 +44,10 @@
 namespace fp4arena {
 namespace {
 
+// Landlock ABI 6 scopes (linux/landlock.h, LANDLOCK_SCOPE_*).
+constexpr uint64_t kScopeAbstractUnixSocket = 1ULL << 0;
+constexpr uint64_t kScopeSignal = 1ULL << 1;
+
 #if defined(__x86_64__)
 constexpr uint32_t kArch = AUDIT_ARCH_X86_64;
 #elif defined(__aarch64__)
@@ -185,8 +189,15 @@ bool restrict_file_writes(const std::string& writable_dir, std::string* descript
     return false;
   }
   const uint64_t handled = write_rights(abi);
-  landlock_ruleset_attr attr{};
+  // The ruleset's attributes as ABI 6 defines them (older <linux/landlock.h> lack the last
+  // two fields; an older kernel accepts the longer struct while they are zero). From ABI 6
+  // the domain is scoped: no signal to a process outside it (the judge, other workers) and
+  // no connection to an abstract UNIX socket made outside it.
+  struct {
+    uint64_t handled_access_fs = 0, handled_access_net = 0, scoped = 0;
+  } attr;
   attr.handled_access_fs = handled;
+  if (abi >= 6) attr.scoped = kScopeAbstractUnixSocket | kScopeSignal;
   int ruleset = static_cast<int>(syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0));
   if (ruleset < 0) {
     *err = std::string("landlock_create_ruleset: ") + std::strerror(errno);
@@ -224,7 +235,8 @@ bool restrict_file_writes(const std::string& writable_dir, std::string* descript
   if (!ok) return false;
   *description = "landlock ABI " + std::to_string(abi) + " (file writes only " +
                  (writable_dir.empty() ? std::string() : "under " + writable_dir + ", ") +
-                 "to devices under /dev and to its own threads under /proc)";
+                 "to devices under /dev and to its own threads under /proc" +
+                 (abi >= 6 ? "; signals and abstract UNIX sockets scoped to the worker" : "") + ")";
   return true;
 }
 

@@ -35,7 +35,9 @@ int landlock_abi();
 /// Sets PR_SET_NO_NEW_PRIVS (Landlock needs it). Where the kernel has no Landlock (or it is
 /// disabled) nothing is restricted, the call still succeeds, and *description says so
 /// ("landlock unavailable (not in this kernel)"); otherwise *description is e.g. "landlock
-/// ABI 7 (file writes only under DIR, to devices under /dev and to its own threads under /proc)".
+/// ABI 7 (file writes only under DIR, to devices under /dev and to its own threads under /proc;
+/// signals and abstract UNIX sockets scoped to the worker)": from ABI 6 the domain is scoped
+/// (no signal to, and no abstract UNIX socket connection with, a process outside it).
 /// False with *err when the process already runs more than one thread, or the kernel refused the
 /// rules (e.g. `writable_dir` does not exist).
 bool restrict_file_writes(const std::string& writable_dir, std::string* description,

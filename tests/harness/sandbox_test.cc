@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -229,7 +230,8 @@ TEST(Sandbox, FileWritesOnlyInThePrivateFolder) {
             "signals to other processes, TIOCSTI, perf events, BPF, io_uring, SysV IPC, "
             "keyrings, mounts and namespaces, modules, reboot, clock setting); landlock ABI " +
                 std::to_string(abi) + " (file writes only under " + priv +
-                ", to devices under /dev and to its own threads under /proc)");
+                ", to devices under /dev and to its own threads under /proc" +
+                (abi >= 6 ? "; signals and abstract UNIX sockets scoped to the worker" : "") + ")");
   for (const char* name : {"new", "dir", "link", "fifo", "from-thread"}) {
     EXPECT_FALSE(exists(tmp_out + "/" + name)) << name;
   }
@@ -264,6 +266,27 @@ TEST(Sandbox, FileWritesAreRestrictedOnlyWhileSingleThreaded) {
   int status = 0;
   waitpid(pid, &status, 0);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+}
+
+// From Landlock ABI 6 the worker's domain is scoped: no signal leaves it (the judge is
+// outside), whatever seccomp allows.
+TEST(Sandbox, LandlockScopesSignalsToTheWorker) {
+  const int abi = landlock_abi();
+  if (abi < 6) GTEST_SKIP() << "Landlock ABI " << abi << " has no scopes (6 needed)";
+  pid_t pid = fork();
+  if (pid == 0) {
+    std::string what, err;
+    if (!restrict_file_writes("", &what, &err)) _exit(100);
+    if (kill(getppid(), 0) == 0 || errno != EPERM) _exit(1);  // signal 0: only a probe
+    if (kill(getpid(), 0) != 0) _exit(2);
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << "100: not restricted; 1: the judge could be signalled; 2: the worker could not signal "
+         "itself ("
+      << status << ")";
 }
 
 TEST(Sandbox, RestrictingToAMissingFolderIsAnError) {
