@@ -16,11 +16,27 @@ namespace {
 // A socket is written with MSG_NOSIGNAL: a peer that closed or shut its end down makes the
 // write fail with EPIPE instead of raising SIGPIPE, which would end the writer (the judge,
 // when a solution calls shutdown() on the worker's end). Anything else is written plainly.
-bool write_all(int fd, const void* data, size_t n, std::string* err) {
+bool write_all(int fd, const void* data, size_t n, std::string* err,
+               std::chrono::steady_clock::time_point deadline, bool forever) {
   const char* p = static_cast<const char*>(data);
   bool socket = true;
   while (n > 0) {
-    ssize_t w = socket ? send(fd, p, n, MSG_NOSIGNAL) : write(fd, p, n);
+    if (!forever) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            deadline - std::chrono::steady_clock::now())
+                            .count();
+      pollfd pfd{fd, POLLOUT, 0};
+      const int pr = left > 0 ? poll(&pfd, 1, static_cast<int>(left)) : 0;
+      if (pr < 0 && errno == EINTR) continue;
+      if (pr == 0) {
+        *err = "the peer stopped reading (no room to write the message before its deadline)";
+        return false;
+      }
+    }
+    // With a deadline, never block inside send(): write what fits, then poll again.
+    ssize_t w =
+        socket ? send(fd, p, n, MSG_NOSIGNAL | (forever ? 0 : MSG_DONTWAIT)) : write(fd, p, n);
+    if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && !forever) continue;
     if (w < 0 && socket && errno == ENOTSOCK) {
       socket = false;
       continue;
@@ -78,11 +94,15 @@ RecvStatus read_all(int fd, void* data, size_t n, std::chrono::steady_clock::tim
 
 }  // namespace
 
-bool send_message(int fd, const nlohmann::json& msg, std::string* err) {
+bool send_message(int fd, const nlohmann::json& msg, std::string* err, int timeout_ms) {
   std::string body = msg.dump();
   uint32_t len = static_cast<uint32_t>(body.size());
   unsigned char hdr[4] = {uint8_t(len), uint8_t(len >> 8), uint8_t(len >> 16), uint8_t(len >> 24)};
-  return write_all(fd, hdr, 4, err) && write_all(fd, body.data(), body.size(), err);
+  const bool forever = timeout_ms < 0;
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(0, timeout_ms));
+  return write_all(fd, hdr, 4, err, deadline, forever) &&
+         write_all(fd, body.data(), body.size(), err, deadline, forever);
 }
 
 RecvStatus recv_message(int fd, int timeout_ms, nlohmann::json* msg, std::string* err,

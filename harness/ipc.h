@@ -10,8 +10,10 @@
 
 namespace fp4arena {
 
-/// Sends one message; false + *err on failure (peer gone, ...).
-bool send_message(int fd, const nlohmann::json& msg, std::string* err);
+/// Sends one message; false + *err on failure (peer gone, ...). With `timeout_ms` >= 0, a
+/// peer that stops reading (the channel's buffer full) makes it fail after that long
+/// instead of blocking forever; *err then says so.
+bool send_message(int fd, const nlohmann::json& msg, std::string* err, int timeout_ms = -1);
 
 enum class RecvStatus { kOk, kTimeout, kClosed, kError };
 

@@ -334,7 +334,7 @@ std::unique_ptr<WorkerProcess> WorkerProcess::start_as(const WorkerOptions& opts
 WorkerProcess::~WorkerProcess() {
   if (pid_ > 0) {
     std::string ignored;
-    send_message(sock_, {{"op", "quit"}}, &ignored);
+    send_message(sock_, {{"op", "quit"}}, &ignored, 100);
     for (int i = 0; i < exit_grace_seconds_ * 100; ++i) {
       if (waitpid(pid_, nullptr, WNOHANG) == pid_) {
         pid_ = -1;
@@ -396,7 +396,16 @@ bool WorkerProcess::send(const nlohmann::json& request, CallReply* failed) {
     return false;
   }
   std::string err;
-  if (send_message(sock_, request, &err)) return true;
+  if (send_message(sock_, request, &err, kSendTimeoutMs)) return true;
+  if (err.rfind("the peer stopped reading", 0) == 0) {
+    // Stopped (SIGSTOP) or not reading: a worker that will not take its request is killed.
+    kill_all();
+    *failed = CallReply{};
+    failed->outcome = CallOutcome::kTimeout;
+    failed->detail = "no room on the channel for " + std::to_string(kSendTimeoutMs / 1000) +
+                     " s: the worker stopped reading its requests (killed)";
+    return false;
+  }
   *failed = reap_after_close();
   return false;
 }

@@ -113,6 +113,10 @@ class WorkerProcess {
 constexpr uint32_t kWorkerIdBase = 2000000000u;
 constexpr uint32_t kWorkerIdSpan = 1000000u;
 
+/// How long the judge waits for room on the channel to send a request before it kills the
+/// worker (one that is stopped, or does not read).
+constexpr int kSendTimeoutMs = 10000;
+
 /// What starts each line the worker (the solution) printed, as the judge shows it.
 constexpr const char* kSolutionOutputPrefix = "solution| ";
 /// How much of the worker's output the judge shows; the rest is counted, not shown.

@@ -87,6 +87,18 @@ TEST(Channel, SendingToAPeerThatShutItsEndFailsWithoutSigpipe) {
   }
 }
 
+// A peer that stops reading (a stopped worker): once the channel's buffer is full, a send
+// with a timeout fails after it instead of blocking the judge forever.
+TEST(Channel, SendingToAPeerThatStoppedReadingTimesOut) {
+  Pair p;
+  std::string err;
+  const nlohmann::json big = {{"op", "prepare"}, {"blob", std::string(8 << 20, 'x')}};
+  const auto t0 = Clock::now();
+  EXPECT_FALSE(send_message(p.fd[0], big, &err, 200));
+  EXPECT_LT(ms_since(t0), 5000);
+  EXPECT_EQ(err.rfind("the peer stopped reading", 0), 0u) << err;
+}
+
 // CUDA IPC handles travel as hex text in the worker's prepare reply; the judge parses what
 // a possibly hostile worker sent.
 TEST(Hex, RoundTripsEveryByteValue) {
