@@ -2227,6 +2227,9 @@ ExitCode Session::run_profile(nlohmann::json* record) {
 }  // namespace
 
 JudgeOutcome judge(const JudgeOptions& opts, std::ostream& log) {
+  // Not dumpable: a worker of the judge's own user (where the judge is not root) cannot read
+  // its memory, environment or stack through /proc, nor trace it.
+  prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   Session s(opts, log);
   return s.run();
 }

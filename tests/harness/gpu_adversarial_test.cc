@@ -415,6 +415,57 @@ TEST(GpuAdversarial, ChannelTakeoverGainsNothing) {
 // The timing fixtures run on a copy of the spec whose only benchmark is 128x128x256 (a few
 // tens of us with the naive kernel, where the spec's benchmarks take ~0.1 s and 100 us is
 // noise), with submit's full stopping rule (cheap on so small a case).
+// reach_the_judge.cu probes, from inside solve(), what could read the judge's seed, stop or
+// kill it, or leave the worker; every probe must be refused and the solution still passes.
+// Reading the judge's /proc environ is refused by the worker's own user (a root judge) or by
+// the judge being not dumpable (a judge of the worker's user); only a root judge whose worker
+// had to keep the judge's user (the record's sandbox says why) lets it through.
+TEST(GpuAdversarial, ProbesOfTheJudgeAreRefused) {
+  FP4ARENA_SKIP_WITHOUT_GPU();
+  JudgeRun r = run_judge({challenge_dir(), "--solution", adversarial("reach_the_judge"), "--action",
+                          "check", "--json"});
+  const std::string log = "stderr:\n" + r.err;
+  ASSERT_EQ(r.exit_code, kPassed) << log;
+  const std::string sandbox = text_of(r.record, "sandbox");
+  const bool root_as_root = geteuid() == 0 && !contains(sandbox, "its own user");
+  std::regex line(R"(reach_the_judge: (.+) (refused|ALLOWED))");
+  int refused = 0;
+  for (auto it = std::sregex_iterator(r.err.begin(), r.err.end(), line);
+       it != std::sregex_iterator(); ++it) {
+    const std::string name = (*it)[1], answer = (*it)[2];
+    if (answer == "refused") {
+      ++refused;
+    } else {
+      EXPECT_TRUE(root_as_root && contains(name, "environ")) << name << " got through\n" << log;
+    }
+  }
+  EXPECT_EQ(refused + (root_as_root ? 1 : 0) >= 11, true) << "probes seen: " << refused << "\n"
+                                                          << log;
+  EXPECT_EQ(worker_processes(), 0);
+}
+
+// shutdown_channel.cu shuts the worker's end of the channel down on its second call: the
+// judge must not die of SIGPIPE (exit 141), must give that case the worker's failure, and
+// must finish the run with a record of every case.
+TEST(GpuAdversarial, AWorkerThatShutsItsChannelDownCannotEndTheJudge) {
+  FP4ARENA_SKIP_WITHOUT_GPU();
+  JudgeRun r = run_judge({challenge_dir(), "--solution", adversarial("shutdown_channel"),
+                          "--action", "check", "--json"});
+  const std::string log = "stderr:\n" + r.err;
+  ASSERT_NE(r.exit_code, 141) << "the judge died of SIGPIPE\n" << log;
+  ASSERT_FALSE(r.record.is_null()) << log;
+  EXPECT_EQ(r.exit_code, kRuntimeError) << log;
+  int failed = 0, passed = 0;
+  for (const auto& t : r.record["tests"]) {
+    const std::string v = text_of(t, "verdict");
+    failed += v == "crashed" || v == "early_exit" || v == "timeout";
+    passed += v == "passed";
+  }
+  EXPECT_GE(failed, 1) << log;
+  EXPECT_GE(passed, 1) << "the run went on with a fresh worker\n" << log;
+  EXPECT_EQ(worker_processes(), 0);
+}
+
 class GpuSmallBenchmark : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -1,0 +1,78 @@
+// Cheat: reach the judge from inside solve(). On its first call the fixture tries, each with a
+// call that would change nothing if it got through, what one could use to read the judge's
+// seed, stop or kill it, or leave the worker: a perf event on the judge's process (its stack
+// holds the seed), a signal to the judge and to the process group (signal 0: only a probe),
+// a pidfd of the judge, reading the judge's /proc environ, io_uring (whose socket operation
+// got past seccomp's socket rule), BPF, a SysV shared-memory segment, an AF_INET socket and
+// typing into a terminal (TIOCSTI on stdout). It prints "reach_the_judge: NAME refused" or
+// "... NAME ALLOWED" for each, then computes the right answer with the naive kernel. The
+// judge must give `passed` and every probe must say refused
+// (tests/harness/gpu_adversarial_test.cc, ProbesOfTheJudgeAreRefused).
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <sys/ioctl.h>
+#include <sys/shm.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "naive_kernel.cuh"
+
+namespace {
+
+void report(const char* name, bool allowed) {
+  std::fprintf(stderr, "reach_the_judge: %s %s\n", name, allowed ? "ALLOWED" : "refused");
+}
+
+void probe_all() {
+  const pid_t judge = getppid();
+  perf_event_attr attr{};
+  attr.size = sizeof attr;
+  attr.type = PERF_TYPE_SOFTWARE;
+  attr.config = PERF_COUNT_SW_DUMMY;
+  attr.disabled = 1;
+  long fd = syscall(SYS_perf_event_open, &attr, judge, -1, -1, 0);
+  report("perf_event_open(judge)", fd >= 0);
+  if (fd >= 0) close(int(fd));
+  report("kill(judge, 0)", kill(judge, 0) == 0);
+  report("kill(process group, 0)", kill(0, 0) == 0);
+  fd = syscall(SYS_pidfd_open, judge, 0);
+  report("pidfd_open(judge)", fd >= 0);
+  if (fd >= 0) close(int(fd));
+  const std::string environ_path = "/proc/" + std::to_string(judge) + "/environ";
+  fd = open(environ_path.c_str(), O_RDONLY | O_CLOEXEC);
+  char byte = 0;
+  report("read /proc/<judge>/environ", fd >= 0 && read(int(fd), &byte, 1) >= 0);
+  if (fd >= 0) close(int(fd));
+  unsigned char params[120] = {};  // struct io_uring_params: zeroed asks for defaults
+  fd = syscall(SYS_io_uring_setup, 1, params);
+  report("io_uring_setup", fd >= 0);
+  if (fd >= 0) close(int(fd));
+  report("bpf", syscall(SYS_bpf, 0xFFFF, nullptr, 0) >= 0 || errno != EPERM);
+  const int shm = shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0600);
+  report("shmget", shm >= 0);
+  if (shm >= 0) shmctl(shm, IPC_RMID, nullptr);
+  const int sock = socket(AF_INET, SOCK_STREAM, 0);
+  report("socket(AF_INET)", sock >= 0);
+  if (sock >= 0) close(sock);
+  char c = '\n';  // stdout is the judge's pipe, never a terminal: ENOTTY if not refused first
+  report("ioctl(TIOCSTI)", ioctl(1, TIOCSTI, &c) == 0 || errno != EPERM);
+}
+
+}  // namespace
+
+extern "C" void solve(const uint8_t* a, const uint8_t* a_scales, const uint8_t* b,
+                      const uint8_t* b_scales, float alpha, __half* c, int M, int N, int K) {
+  static bool probed = false;
+  if (!probed) {
+    probed = true;
+    probe_all();
+  }
+  adversarial::launch_naive(a, a_scales, b, b_scales, alpha, c, M, N, K);
+}
