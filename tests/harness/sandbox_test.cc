@@ -42,6 +42,22 @@ int in_sandboxed_child(int (*body)()) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 200 + WTERMSIG(status);
 }
 
+// Starts a stand-in worker: the shell script `script` as fp4arena_worker, with `dir`/solution.so
+// as the object (which need not exist). It never says hello, so start() fails; *err tells how.
+std::unique_ptr<WorkerProcess> start_stand_in(const std::string& dir, const std::string& script,
+                                              std::string* err) {
+  if (!write_file_atomic(dir + "/worker", "#!/bin/sh\n" + script, err) ||
+      chmod((dir + "/worker").c_str(), 0755) != 0) {
+    return nullptr;
+  }
+  WorkerOptions opts;
+  opts.worker_path = dir + "/worker";
+  opts.so_path = dir + "/solution.so";
+  opts.shm_bytes = 4096;
+  opts.start_timeout_seconds = 20;
+  return WorkerProcess::start(opts, err);
+}
+
 TEST(Sandbox, RefusesNetworkProcessesAndExec) {
   int r = in_sandboxed_child([] {
     if (socket(AF_INET, SOCK_STREAM, 0) >= 0 || errno != EPERM) return 1;
@@ -342,25 +358,16 @@ TEST(WorkerOutput, StdinIsNullAndOutputIsRelayedMarkedAndBounded) {
   const std::string dir = make_private_dir(binary_dir(), "worker-output-test-", &err);
   ASSERT_FALSE(dir.empty()) << err;
   const std::string report = dir + "/stdin", captured = dir + "/stderr";
-  ASSERT_TRUE(write_file_atomic(dir + "/worker",
-                                "#!/bin/sh\nreadlink /proc/self/fd/0 > '" + report +
-                                    "'\necho to-stdout\necho to-stderr >&2\n"
-                                    "head -c 2000000 /dev/zero | tr '\\0' x\nexit 3\n",
-                                &err))
-      << err;
-  ASSERT_EQ(chmod((dir + "/worker").c_str(), 0755), 0);
-  WorkerOptions opts;
-  opts.worker_path = dir + "/worker";
-  opts.so_path = dir + "/solution.so";
-  opts.shm_bytes = 4096;
-  opts.start_timeout_seconds = 20;
+  const std::string script = "readlink /proc/self/fd/0 > '" + report +
+                             "'\necho to-stdout\necho to-stderr >&2\n"
+                             "head -c 2000000 /dev/zero | tr '\\0' x\nexit 3\n";
   // This process's stderr goes to a file while the worker runs (and its relay is joined).
   fflush(stderr);
   const int saved = dup(2);
   const int file = open(captured.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
   ASSERT_GE(file, 0);
   dup2(file, 2);
-  auto w = WorkerProcess::start(opts, &err);
+  auto w = start_stand_in(dir, script, &err);
   dup2(saved, 2);
   close(saved);
   close(file);
@@ -389,22 +396,13 @@ TEST(WorkerIdentity, ARootJudgeStartsItsWorkerAsAnUnprivilegedUserOfItsOwn) {
   ASSERT_EQ(chmod((dir + "/out").c_str(), 0777), 0);
   const std::string report = dir + "/out/report";
   ASSERT_TRUE(write_file_atomic(dir + "/solution.so", "not an object", &err)) << err;
-  ASSERT_TRUE(write_file_atomic(
-      dir + "/worker",
-      "#!/bin/sh\n{ id -u; id -g; id -G; grep -E '^(CapEff|CapPrm|CapBnd|NoNewPrivs):' "
-      "/proc/self/status; stat -c %u \"$TMPDIR\"; touch \"$TMPDIR/x\" && echo wrote; } >> '" +
-          report + "'\nexit 3\n",
-      &err))
-      << err;
-  ASSERT_EQ(chmod((dir + "/worker").c_str(), 0755), 0);
-  WorkerOptions opts;
-  opts.worker_path = dir + "/worker";
-  opts.so_path = dir + "/solution.so";
-  opts.shm_bytes = 4096;
-  opts.start_timeout_seconds = 20;
+  const std::string script =
+      "{ id -u; id -g; id -G; grep -E '^(CapEff|CapPrm|CapBnd|NoNewPrivs):' /proc/self/status; "
+      "stat -c %u \"$TMPDIR\"; touch \"$TMPDIR/x\" && echo wrote; } >> '" +
+      report + "'\nexit 3\n";
   // The stand-in never says hello, so the judge starts it once more as its own user (as it
   // does for a worker that cannot start as its own): the first report is the one to read.
-  auto w = WorkerProcess::start(opts, &err);
+  auto w = start_stand_in(dir, script, &err);
   EXPECT_EQ(w, nullptr);
   EXPECT_NE(err.find("exited with status 3"), std::string::npos) << err;
   std::string text;
@@ -425,20 +423,12 @@ TEST(PrivateFolder, TheJudgeGivesEachWorkerOneAndRemovesIt) {
   const std::string dir = make_private_dir(binary_dir(), "private-test-worker-", &err);
   ASSERT_FALSE(dir.empty()) << err;
   const std::string report = dir + "/report";
-  ASSERT_TRUE(write_file_atomic(dir + "/worker",
-                                "#!/bin/sh\n{ echo \"$@\"; echo \"TMPDIR=$TMPDIR\"; "
-                                "echo \"CUDA_CACHE_PATH=$CUDA_CACHE_PATH\"; "
-                                "test -d \"$TMPDIR\" && echo made; } > '" +
-                                    report + "'\nexit 3\n",
-                                &err))
-      << err;
-  ASSERT_EQ(chmod((dir + "/worker").c_str(), 0755), 0);
-  WorkerOptions opts;
-  opts.worker_path = dir + "/worker";
-  opts.so_path = dir + "/solution.so";
-  opts.shm_bytes = 4096;
-  opts.start_timeout_seconds = 20;
-  auto w = WorkerProcess::start(opts, &err);
+  auto w = start_stand_in(dir,
+                          "{ echo \"$@\"; echo \"TMPDIR=$TMPDIR\"; "
+                          "echo \"CUDA_CACHE_PATH=$CUDA_CACHE_PATH\"; "
+                          "test -d \"$TMPDIR\" && echo made; } > '" +
+                              report + "'\nexit 3\n",
+                          &err);
   EXPECT_EQ(w, nullptr);
   EXPECT_NE(err.find("exited with status 3"), std::string::npos) << err;
   std::string text;

@@ -107,4 +107,18 @@ inline cudaError_t launch_naive(const uint8_t* a, const uint8_t* a_scales, const
   return cudaPeekAtLastError();
 }
 
+// ---- A device-side wait ---------------------------------------------------------------
+
+__device__ __forceinline__ uint64_t global_ns() {
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));  // PTX ISA: special register
+  return t;
+}
+
+// One thread that spins `ns` of %globaltimer (the controls and fixtures that add a known time).
+__global__ void spin_for(uint64_t ns) {
+  uint64_t t0 = global_ns();
+  while (global_ns() - t0 < ns) __nanosleep(100);
+}
+
 }  // namespace adversarial
