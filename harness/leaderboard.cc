@@ -736,7 +736,7 @@ bool parse_v2(FieldReader& f, const json& root, Parsed* p) {
     c.pct_of_limit = f.number_or_null(b, path, "pct_of_limit");
     if (const json* y = f.object_or_null(b, path, "yardstick")) {
       const std::string ypath = path + ".yardstick";
-      Yardstick ys;
+      YardstickFigure ys;
       ys.name = f.string(*y, ypath, "name");
       ys.median_ms = f.number(*y, ypath, "median_ms");
       ys.value = f.number(*y, ypath, "value");
@@ -833,7 +833,7 @@ bool parse_v1(FieldReader& f, const json& root, Parsed* p) {
       if (f.ok() && !(y_ms && y_tflops && y_ratio))
         f.fail("field " + path +
                ": cublas_fp16_ms, cublas_fp16_tflops and ratio_to_cublas go together");
-      c.yardstick = Yardstick{"cuBLAS FP16 GEMM", y_ms.value_or(0), y_tflops.value_or(0),
+      c.yardstick = YardstickFigure{"cuBLAS FP16 GEMM", y_ms.value_or(0), y_tflops.value_or(0),
                               y_ratio.value_or(0)};
     }
     if (f.ok() && c.verdict == "passed") {
@@ -1034,7 +1034,7 @@ bool check_figures(const Parsed& p, std::string* reason) {
       }
     }
     if (c.yardstick) {
-      const Yardstick& y = *c.yardstick;
+      const YardstickFigure& y = *c.yardstick;
       if (!(y.median_ms > 0)) {
         *reason = where + ": " + n.y_ms + " must be positive";
         return false;

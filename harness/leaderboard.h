@@ -15,7 +15,7 @@ namespace fp4arena {
 
 /// The same-run comparison the judge timed on one benchmark case (v2 `yardstick`; v1
 /// `cublas_fp16_ms`, `cublas_fp16_tflops`, `ratio_to_cublas`).
-struct Yardstick {
+struct YardstickFigure {
   std::string name;  ///< e.g. "cuBLAS FP16 GEMM on dequantized operands"
   double median_ms = 0;
   double value = 0;  ///< in the record's metric unit
@@ -42,7 +42,7 @@ struct RecordCase {
   std::optional<double> max_ms;        ///< null where the case did not run (absent in old v1)
   std::optional<double> value;         ///< the metric's value; null where the case did not run
   std::optional<double> pct_of_limit;  ///< as the record states it (v1: pct_of_peak)
-  std::optional<Yardstick> yardstick;  ///< present only where the judge timed one
+  std::optional<YardstickFigure> yardstick;  ///< present only where the judge timed one
 };
 
 /// The fields of one submit record that the board uses, whichever schema it was written in.
