@@ -183,8 +183,9 @@ WorkerIdentity worker_identity(const WorkerOptions& opts) {
 // locked so that no exec can make it root again. False when any step failed.
 bool become(const WorkerIdentity& id) {
   for (int cap = 0; cap <= 63; ++cap) prctl(PR_CAPBSET_DROP, cap, 0, 0, 0);
-  const unsigned long bits = (1ul << 0) | (1ul << 1) | (1ul << 2) | (1ul << 3) | (1ul << 4) |
-                             (1ul << 5);  // NOROOT, NO_SETUID_FIXUP, KEEP_CAPS off, each locked
+  // securebits (linux/securebits.h): NOROOT on; NO_SETUID_FIXUP and KEEP_CAPS off (the uid
+  // change below clears every capability); all three locked.
+  const unsigned long bits = (1ul << 0) | (1ul << 1) | (1ul << 3) | (1ul << 5);
   return prctl(PR_SET_SECUREBITS, bits, 0, 0, 0) == 0 && setgroups(0, nullptr) == 0 &&
          setresgid(id.gid, id.gid, id.gid) == 0 && setresuid(id.uid, id.uid, id.uid) == 0 &&
          prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0;
