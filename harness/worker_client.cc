@@ -191,6 +191,45 @@ bool become(const WorkerIdentity& id) {
          prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0;
 }
 
+// The worker's child, after fork: its own process group; only the channel, the shared memory
+// and (outside tools) the output pipe are inherited; the environment the sandbox expects; the
+// worker's own user where there is one; then the worker (or the tool that runs it).
+[[noreturn]] void exec_worker_child(const WorkerOptions& opts, const WorkerIdentity& id,
+                                    int sock_fd, int shm_fd, int out_fd,
+                                    const std::string& private_dir, std::vector<char*>& argv) {
+  setpgid(0, 0);
+  if (out_fd >= 0) redirect_stdio(out_fd);
+  int sock = dup(sock_fd);
+  int shm = dup(shm_fd);
+  dup2(sock, kWorkerSocketFd);
+  dup2(shm, kWorkerShmFd);
+  long max_fd = sysconf(_SC_OPEN_MAX);
+  if (max_fd < 0 || max_fd > 65536) max_fd = 65536;
+  for (int fd = kWorkerShmFd + 1; fd < max_fd; ++fd) close(fd);
+  // Tools (compute-sanitizer, ncu) inject into the worker and need what the sandbox
+  // refuses; otherwise the sandbox is always on, whatever the judge's environment says.
+  if (opts.wrapper.empty()) {
+    unsetenv("FP4ARENA_NO_SANDBOX");
+    // Temporary files, and CUDA's JIT cache (a cache shared with other runs could be
+    // poisoned), go to the private folder.
+    setenv("TMPDIR", private_dir.c_str(), 1);
+    setenv("CUDA_CACHE_PATH", (private_dir + "/cuda-cache").c_str(), 1);
+    // Every kernel loaded when its module is: a lazy load at a solution's first launch,
+    // queued behind the window's wait for the go word, could wait for that same stream.
+    setenv("CUDA_MODULE_LOADING", "EAGER", 1);
+  } else {
+    setenv("FP4ARENA_NO_SANDBOX", "1", 1);
+  }
+  if (id.use && !become(id)) {
+    dprintf(2, "fp4arena: cannot become the worker's user %u: %s\n", unsigned(id.uid),
+            std::strerror(errno));
+    _exit(126);
+  }
+  execvp(argv[0], argv.data());
+  dprintf(2, "fp4arena: cannot start worker %s: %s\n", argv[0], std::strerror(errno));
+  _exit(127);
+}
+
 }  // namespace
 
 std::unique_ptr<WorkerProcess> WorkerProcess::start(const WorkerOptions& opts, std::string* err) {
@@ -263,40 +302,8 @@ std::unique_ptr<WorkerProcess> WorkerProcess::start_as(const WorkerOptions& opts
     }
     return nullptr;
   }
-  if (pid == 0) {
-    // Child: its own process group; only the channel and the shared memory are inherited.
-    setpgid(0, 0);
-    if (out_pipe[1] >= 0) redirect_stdio(out_pipe[1]);
-    int sock = dup(sv[1]);
-    int shm = dup(w->shm_.fd());
-    dup2(sock, kWorkerSocketFd);
-    dup2(shm, kWorkerShmFd);
-    long max_fd = sysconf(_SC_OPEN_MAX);
-    if (max_fd < 0 || max_fd > 65536) max_fd = 65536;
-    for (int fd = kWorkerShmFd + 1; fd < max_fd; ++fd) close(fd);
-    // Tools (compute-sanitizer, ncu) inject into the worker and need what the sandbox
-    // refuses; otherwise the sandbox is always on, whatever the judge's environment says.
-    if (opts.wrapper.empty()) {
-      unsetenv("FP4ARENA_NO_SANDBOX");
-      // Temporary files, and CUDA's JIT cache (a cache shared with other runs could be
-      // poisoned), go to the private folder.
-      setenv("TMPDIR", w->private_dir_.c_str(), 1);
-      setenv("CUDA_CACHE_PATH", (w->private_dir_ + "/cuda-cache").c_str(), 1);
-      // Every kernel loaded when its module is: a lazy load at a solution's first launch,
-      // queued behind the window's wait for the go word, could wait for that same stream.
-      setenv("CUDA_MODULE_LOADING", "EAGER", 1);
-    } else {
-      setenv("FP4ARENA_NO_SANDBOX", "1", 1);
-    }
-    if (id.use && !become(id)) {
-      dprintf(2, "fp4arena: cannot become the worker's user %u: %s\n", unsigned(id.uid),
-              std::strerror(errno));
-      _exit(126);
-    }
-    execvp(argv[0], argv.data());
-    dprintf(2, "fp4arena: cannot start worker %s: %s\n", argv[0], std::strerror(errno));
-    _exit(127);
-  }
+  if (pid == 0)
+    exec_worker_child(opts, id, sv[1], w->shm_.fd(), out_pipe[1], w->private_dir_, argv);
   setpgid(pid, pid);
   close(sv[1]);
   w->sock_ = sv[0];
@@ -306,6 +313,13 @@ std::unique_ptr<WorkerProcess> WorkerProcess::start_as(const WorkerOptions& opts
     w->relay_ = std::thread(relay_output, out_pipe[0]);
   }
 
+  return await_hello(std::move(w), opts, id, err);
+}
+
+std::unique_ptr<WorkerProcess> WorkerProcess::await_hello(std::unique_ptr<WorkerProcess> w,
+                                                          const WorkerOptions& opts,
+                                                          const WorkerIdentity& id,
+                                                          std::string* err) {
   nlohmann::json hello;
   std::string recv_err;
   RecvStatus st = recv_message(w->sock_, static_cast<int>(opts.start_timeout_seconds * 1000),

@@ -92,6 +92,10 @@ class WorkerProcess {
 
   static std::unique_ptr<WorkerProcess> start_as(const WorkerOptions& opts,
                                                  const WorkerIdentity& id, std::string* err);
+  // After the fork: waits for the worker's hello; the worker, or nullptr + *err.
+  static std::unique_ptr<WorkerProcess> await_hello(std::unique_ptr<WorkerProcess> w,
+                                                    const WorkerOptions& opts,
+                                                    const WorkerIdentity& id, std::string* err);
   // Waits for the worker to exit after it closed its channel; describes how it ended.
   CallReply reap_after_close();
 
