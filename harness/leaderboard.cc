@@ -834,7 +834,7 @@ bool parse_v1(FieldReader& f, const json& root, Parsed* p) {
         f.fail("field " + path +
                ": cublas_fp16_ms, cublas_fp16_tflops and ratio_to_cublas go together");
       c.yardstick = YardstickFigure{"cuBLAS FP16 GEMM", y_ms.value_or(0), y_tflops.value_or(0),
-                              y_ratio.value_or(0)};
+                                    y_ratio.value_or(0)};
     }
     if (f.ok() && c.verdict == "passed") {
       if (!c.median_ms)
