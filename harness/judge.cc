@@ -485,6 +485,8 @@ class Session {
   // The oracle's answer for every output; given what solve() wrote (`written`, by output
   // name), the challenge's answer for the choices it made (Challenge::condition). Every
   // output then has an answer of the right size for its comparison.
+  // Whether the oracle runs on the GPU for a case of these dims (large workloads, with a GPU).
+  bool gpu_oracle(const std::map<std::string, int64_t>& dims) const;
   bool compute_expected(const ProblemData& in, Expected* out, std::string* err,
                         const std::map<std::string, std::vector<uint8_t>>* written = nullptr);
   // `count` input sets of case `c` into *ins, seeds into *seeds: the first from
@@ -762,9 +764,13 @@ bool Session::start_or_fail(WindowResult* r) {
   return false;
 }
 
+bool Session::gpu_oracle(const std::map<std::string, int64_t>& dims) const {
+  return gpu_ && case_workload(spec_, dims) >= kGpuOracleWorkload;
+}
+
 bool Session::compute_expected(const ProblemData& in, Expected* out, std::string* err,
                                const std::map<std::string, std::vector<uint8_t>>* written) {
-  const bool gpu = gpu_ && case_workload(spec_, in.dims) >= kGpuOracleWorkload;
+  const bool gpu = gpu_oracle(in.dims);
   out->clear();
   if (!challenge_->oracle(in, gpu ? OracleDevice::kGpu : OracleDevice::kCpu, out, err)) {
     return false;
@@ -1270,9 +1276,9 @@ void Session::check_answers(const std::vector<ProblemData>& ins, const Layout& l
   // The sets are checked on several threads where the oracle runs on the CPU (a GPU oracle
   // runs on the judge's one stream, one set at a time); the first failing set is reported.
   const int n = int(ins.size());
-  const bool gpu_oracle = gpu_ && case_workload(spec_, ins.front().dims) >= kGpuOracleWorkload;
-  const int threads =
-      gpu_oracle ? 1 : std::max(1, std::min<int>(n, int(std::thread::hardware_concurrency())));
+  const int threads = gpu_oracle(ins.front().dims)
+                          ? 1
+                          : std::max(1, std::min<int>(n, int(std::thread::hardware_concurrency())));
   std::vector<SetCheck> checks(static_cast<size_t>(n));
   std::vector<std::string> errs(static_cast<size_t>(n));
   std::vector<char> ok(static_cast<size_t>(n), 0);

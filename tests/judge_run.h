@@ -64,8 +64,9 @@ struct JudgeRun {
 /// or "" on failure. Names made from process ids collide between test binaries running side
 /// by side, each in its own PID namespace.
 inline std::string unique_temp_dir(const std::string& tag) {
-  std::string tmpl = ::testing::TempDir() + "/fp4arena-" + tag + "-XXXXXX";
-  return mkdtemp(&tmpl[0]) ? tmpl : std::string();
+  std::string ignored, dir = ::testing::TempDir();
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  return make_private_dir(dir, "fp4arena-" + tag + "-", &ignored);
 }
 
 // Runs run_challenge with `args` (plus --no-progress), stdout and stderr into separate
