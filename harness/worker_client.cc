@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <thread>
 #include <vector>
@@ -160,6 +161,29 @@ bool nvidia_devices_open_to_others(std::string* why_not) {
   return ok;
 }
 
+// Where workers' private folders are made: $TMPDIR, else /tmp.
+std::string private_dir_base() {
+  const char* tmp = std::getenv("TMPDIR");
+  return tmp && *tmp ? tmp : "/tmp";
+}
+
+// A copy of `src` in `dir`, owned by the judge and read-only (`mode`), whose path goes to
+// `*path`. A worker of its own user reads its program and the solution from its private
+// folder: the build and the compile cache may sit in folders only the judge may enter.
+bool stage_copy(const std::string& src, const std::string& dir, mode_t mode, std::string* path,
+                std::string* err) {
+  const std::string dst = dir + "/" + src.substr(src.find_last_of('/') + 1);
+  std::error_code ec;
+  std::filesystem::copy_file(src, dst, std::filesystem::copy_options::overwrite_existing, ec);
+  if (ec || chmod(dst.c_str(), mode) != 0) {
+    *err = "cannot copy " + src + " into the worker's private folder " + dir + ": " +
+           (ec ? ec.message() : std::strerror(errno));
+    return false;
+  }
+  *path = dst;
+  return true;
+}
+
 WorkerIdentity worker_identity(const WorkerOptions& opts) {
   WorkerIdentity id;
   if (!opts.own_user) {
@@ -168,8 +192,9 @@ WorkerIdentity worker_identity(const WorkerOptions& opts) {
     id.why_not = "under a tool";
   } else if (geteuid() != 0) {
     id.why_not = "the judge is not root";
-  } else if (!open_to_others(opts.worker_path, true) || !open_to_others(opts.so_path, false)) {
-    id.why_not = "the worker binary or the solution's object is not open to other users";
+  } else if (!open_to_others(private_dir_base(), true)) {
+    id.why_not =
+        "the folder for its private folder (" + private_dir_base() + ") is not open to other users";
   } else if (!nvidia_devices_open_to_others(&id.why_not)) {
   } else {
     id.use = true;
@@ -257,31 +282,21 @@ std::unique_ptr<WorkerProcess> WorkerProcess::start_as(const WorkerOptions& opts
   std::string shm_bytes = std::to_string(opts.shm_bytes);
   std::string device = std::to_string(opts.device);
   // The tool, if any, runs the worker: its argv comes first.
-  std::vector<std::string> argv_s = opts.wrapper;
-  for (const std::string& a :
-       {opts.worker_path, std::string("--so"), opts.so_path, std::string("--shm-bytes"), shm_bytes,
-        std::string("--device"), device}) {
-    argv_s.push_back(a);
-  }
-  // A sandboxed worker may change files only in a private folder, made here (the worker may
-  // be killed at any time: the judge removes it with the worker). Under a tool, none: the
-  // tool writes where it was told to.
-  if (opts.wrapper.empty()) {
-    const char* tmp = std::getenv("TMPDIR");
-    w->private_dir_ = make_private_dir(tmp && *tmp ? tmp : "/tmp", "fp4arena-worker-", err);
-    if (w->private_dir_.empty()) {
-      close(sv[0]);
-      close(sv[1]);
-      return nullptr;
-    }
-    argv_s.push_back("--tmp");
-    argv_s.push_back(w->private_dir_);
-  }
-  if (id.use && chown(w->private_dir_.c_str(), id.uid, id.gid) != 0) {
-    *err = w->private_dir_ + ": cannot give it to the worker's user: " + std::strerror(errno);
+  std::string worker_path = opts.worker_path, so_path = opts.so_path;
+  if (!w->make_private_dir_for(opts, id, &worker_path, &so_path, err)) {
     close(sv[0]);
     close(sv[1]);
     return nullptr;
+  }
+  std::vector<std::string> argv_s = opts.wrapper;
+  for (const std::string& a :
+       {worker_path, std::string("--so"), so_path, std::string("--shm-bytes"), shm_bytes,
+        std::string("--device"), device}) {
+    argv_s.push_back(a);
+  }
+  if (!w->private_dir_.empty()) {
+    argv_s.push_back("--tmp");
+    argv_s.push_back(w->private_dir_);
   }
   std::vector<char*> argv;
   for (auto& a : argv_s) argv.push_back(&a[0]);
@@ -314,6 +329,28 @@ std::unique_ptr<WorkerProcess> WorkerProcess::start_as(const WorkerOptions& opts
   }
 
   return await_hello(std::move(w), opts, id, err);
+}
+
+// A sandboxed worker may change files only in a private folder, made here (the worker may be
+// killed at any time: the judge removes it with the worker). A worker of its own user owns
+// it and finds its program and the solution copied there. Under a tool, none: the tool
+// writes where it was told to.
+bool WorkerProcess::make_private_dir_for(const WorkerOptions& opts, const WorkerIdentity& id,
+                                         std::string* worker_path, std::string* so_path,
+                                         std::string* err) {
+  if (!opts.wrapper.empty()) return true;
+  private_dir_ = make_private_dir(private_dir_base(), "fp4arena-worker-", err);
+  if (private_dir_.empty()) return false;
+  if (!id.use) return true;
+  if (!stage_copy(opts.worker_path, private_dir_, 0555, worker_path, err) ||
+      !stage_copy(opts.so_path, private_dir_, 0444, so_path, err)) {
+    return false;
+  }
+  if (chown(private_dir_.c_str(), id.uid, id.gid) != 0) {
+    *err = private_dir_ + ": cannot give it to the worker's user: " + std::strerror(errno);
+    return false;
+  }
+  return true;
 }
 
 std::unique_ptr<WorkerProcess> WorkerProcess::await_hello(std::unique_ptr<WorkerProcess> w,

@@ -93,6 +93,8 @@ class WorkerProcess {
   static std::unique_ptr<WorkerProcess> start_as(const WorkerOptions& opts,
                                                  const WorkerIdentity& id, std::string* err);
   // After the fork: waits for the worker's hello; the worker, or nullptr + *err.
+  bool make_private_dir_for(const WorkerOptions& opts, const WorkerIdentity& id,
+                            std::string* worker_path, std::string* so_path, std::string* err);
   static std::unique_ptr<WorkerProcess> await_hello(std::unique_ptr<WorkerProcess> w,
                                                     const WorkerOptions& opts,
                                                     const WorkerIdentity& id, std::string* err);
