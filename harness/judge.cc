@@ -414,6 +414,8 @@ class Session {
  private:
   // Steps of run(), in order; each returns false with outcome->code set when the run ends.
   bool load_challenge(JudgeOutcome* outcome);
+  // The spec's random_tests: drawn afresh under run and submit, or replayed by --case NAME.
+  bool add_random_tests();
   bool open_device(JudgeOutcome* outcome);
   bool compile_step(JudgeOutcome* outcome);
   void print_device();
@@ -584,6 +586,7 @@ class Session {
   std::vector<CaseSpec> sweep_shapes_;
   std::string sweep_source_;
   std::string progress_tag_;  // put before every progress line ("[3/11] ")
+  std::string random_note_;   // the random tests drawn for this run, printed above the tests
 };
 
 bool Session::selected(const CaseSpec& c) const {
@@ -1638,9 +1641,14 @@ bool Session::load_challenge(JudgeOutcome* outcome) {
       }
     }
   } else {
+    if (!add_random_tests()) return false;
     for (const std::string& name : opts_.cases) {
       if (!spec_.find_case(name)) {
-        log_ << "fp4arena: --case: no case named '" << name << "' in " << spec_.path << "\n";
+        log_ << "fp4arena: --case: no case named '" << name << "' in " << spec_.path
+             << (spec_.random_tests.empty()
+                     ? ""
+                     : " (a random test is named like " + spec_.random_tests[0].name + "_0a1b2c3d)")
+             << "\n";
         return false;
       }
     }
@@ -1648,6 +1656,45 @@ bool Session::load_challenge(JudgeOutcome* outcome) {
   if (opts_.has_seed && opts_.cases.empty()) {
     log_ << "fp4arena: --seed: give the case to replay with --case NAME\n";
     return false;
+  }
+  return true;
+}
+
+// The random_tests recipes' cases join the tests: under run and submit with no --case, each
+// recipe's count drawn afresh (shapes no solution can know in advance); a --case naming one
+// ("random_0a1b2c3d") replays it under any action. Each is checked as a spec case is, and
+// the drawn ones are printed with the option that replays them.
+bool Session::add_random_tests() {
+  std::vector<CaseSpec> added;
+  for (const std::string& name : opts_.cases) {
+    CaseSpec c;
+    if (!spec_.find_case(name) && random_case_named(spec_, name, &c)) added.push_back(c);
+  }
+  const bool draw =
+      opts_.cases.empty() && (opts_.action == Action::kRun || opts_.action == Action::kSubmit);
+  for (size_t i = 0; draw && i < spec_.random_tests.size(); ++i) {
+    for (int k = 0; k < spec_.random_tests[i].count; ++k) {
+      CaseSpec c = random_case(spec_.random_tests[i], static_cast<uint32_t>(random_u64()));
+      const bool taken = spec_.find_case(c.name) ||
+                         std::any_of(added.begin(), added.end(),
+                                     [&](const CaseSpec& a) { return a.name == c.name; });
+      if (!taken) added.push_back(c);
+    }
+  }
+  for (const CaseSpec& c : added) {
+    std::string err;
+    if (!check_case_shape(spec_, c, &err) || !challenge_->check_case(c, &err)) {
+      log_ << "fp4arena: " << spec_.path << ": field 'random_tests': the case " << c.name << " ("
+           << shape_text(spec_, c.dims) << ") it draws is not valid: " << err << "\n";
+      return false;
+    }
+    spec_.tests.push_back(c);
+  }
+  if (draw && !added.empty()) {
+    std::ostringstream os;
+    os << "  drawn for this run (replay one with --case NAME):";
+    for (const CaseSpec& c : added) os << " " << c.name << " " << shape_text(spec_, c.dims);
+    random_note_ = os.str() + "\n";
   }
   return true;
 }
@@ -1936,7 +1983,7 @@ JudgeOutcome Session::run() {
 
   std::vector<nlohmann::json> tests, benches;
   auto sel = [this](const CaseSpec& c) { return selected(c); };
-  if (std::any_of(spec_.tests.begin(), spec_.tests.end(), sel)) log_ << "tests\n";
+  if (std::any_of(spec_.tests.begin(), spec_.tests.end(), sel)) log_ << "tests\n" << random_note_;
   for (const CaseSpec& c : spec_.tests) {
     if (!selected(c)) continue;
     tests.push_back(fatal_.empty() ? run_test(c)

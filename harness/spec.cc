@@ -6,6 +6,7 @@
 #include <climits>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <fstream>
 #include <iterator>
 #include <set>
@@ -289,6 +290,37 @@ bool check_dim(const DimSpec& d, int64_t v, const std::string& case_name, std::s
   return false;
 }
 
+// Every buffer extent of case `c` a positive integer, each buffer of a size the judge can
+// hold, and the metric's workload positive; *err says which failed (no file or field).
+bool check_extents(const Spec& spec, const CaseSpec& c, std::string* err) {
+  for (const ParamSpec& p : spec.params) {
+    if (!p.is_buffer()) continue;
+    for (const std::string& e : p.shape) {
+      int64_t v = 0;
+      std::string expr_err;
+      if (!eval_expr(e, c.dims, &v, &expr_err) || v < 1) {
+        *err = "the extent \"" + e + "\" of '" + p.name +
+               "' must evaluate to a positive integer (" +
+               (expr_err.empty() ? std::to_string(v) : expr_err) + ")";
+        return false;
+      }
+    }
+    if (buffer_bytes(p, c.dims) == 0) {
+      *err = "buffer '" + p.name + "' is too large";
+      return false;
+    }
+  }
+  int64_t w = 0;
+  std::string w_err;
+  if (!eval_expr(spec.metric.expression, c.dims, &w, &w_err) || w <= 0) {
+    *err = "the metric's workload \"" + spec.metric.expression +
+           "\" must be positive for this case (" + (w_err.empty() ? std::to_string(w) : w_err) +
+           ")";
+    return false;
+  }
+  return true;
+}
+
 bool parse_case(Reader& r, const nlohmann::json& c, const std::string& field, bool benchmark,
                 const Spec& spec, CaseSpec* out, std::string* err) {
   if (!c.is_object()) return r.fail(err, field, "an object", &c);
@@ -321,30 +353,127 @@ bool parse_case(Reader& r, const nlohmann::json& c, const std::string& field, bo
       return false;
     }
   }
-  for (const ParamSpec& p : spec.params) {
-    if (!p.is_buffer()) continue;
-    for (const std::string& e : p.shape) {
-      int64_t v = 0;
-      std::string expr_err;
-      if (!eval_expr(e, out->dims, &v, &expr_err) || v < 1) {
-        *err = r.path() + ": field '" + field + "': the extent \"" + e + "\" of '" + p.name +
-               "' must evaluate to a positive integer (" +
-               (expr_err.empty() ? std::to_string(v) : expr_err) + ")";
-        return false;
-      }
+  std::string shape_err;
+  if (!check_extents(spec, *out, &shape_err)) {
+    *err = r.path() + ": field '" + field + "': " + shape_err;
+    return false;
+  }
+  return true;
+}
+
+// A drawn dim: every value `d` allows, in order, at most 2^20 of them (the "one_of" list, or
+// min, min + step, ... up to max).
+std::vector<int64_t> allowed_values(const DimSpec& d) {
+  if (!d.one_of.empty()) return d.one_of;
+  std::vector<int64_t> v;
+  const int64_t first = (d.min + d.multiple_of - 1) / d.multiple_of * d.multiple_of;
+  for (int64_t x = first; x <= d.max && v.size() <= (size_t(1) << 20); x += d.multiple_of) {
+    v.push_back(x);
+  }
+  return v;
+}
+
+// One dim of a random_tests recipe (field `f`): an integer (that value), {min, max[,
+// multiple_of]} or {one_of: [...]}; every value it allows must be one the spec's dim allows.
+bool parse_random_dim(Reader& r, const nlohmann::json& j, const std::string& f,
+                      const DimSpec& outer, DimSpec* d, std::string* err) {
+  d->name = outer.name;
+  const char* forms = "an integer, {min, max[, multiple_of]} or {one_of: [integers]}";
+  if (j.is_number_integer()) {
+    d->min = d->max = j.get<int64_t>();
+  } else if (const nlohmann::json* one = j.is_object() ? r.get(j, "one_of") : nullptr) {
+    if (!one->is_array() || one->empty() || one->size() > 1000) {
+      return r.fail(err, f + ".one_of", "a non-empty array of at most 1000 integers", one);
     }
-    if (buffer_bytes(p, out->dims) == 0) {
-      *err = r.path() + ": field '" + field + "': buffer '" + p.name + "' is too large";
+    for (const auto& v : *one) {
+      if (!v.is_number_integer()) return r.fail(err, f + ".one_of", "integers only", one);
+      d->one_of.push_back(v.get<int64_t>());
+    }
+  } else if (j.is_object()) {
+    if (!r.integer(j, "min", f + ".min", &d->min, err) ||
+        !r.integer(j, "max", f + ".max", &d->max, err) ||
+        !r.integer(j, "multiple_of", f + ".multiple_of", &d->multiple_of, err, false)) {
       return false;
     }
+    if (d->multiple_of < 1 || d->max < d->min || d->max > (int64_t(1) << 31)) {
+      return r.fail(err, f, "min <= max < 2^31 and multiple_of >= 1", &j);
+    }
+  } else {
+    return r.fail(err, f, forms, &j);
   }
-  int64_t w = 0;
-  std::string w_err;
-  if (!eval_expr(spec.metric.expression, out->dims, &w, &w_err) || w <= 0) {
-    *err = r.path() + ": field '" + field + "': the metric's workload \"" + spec.metric.expression +
-           "\" must be positive for this case (" + (w_err.empty() ? std::to_string(w) : w_err) +
-           ")";
-    return false;
+  const std::vector<int64_t> values = allowed_values(*d);
+  if (values.empty() || values.size() > (size_t(1) << 20)) {
+    return r.fail(err, f, "between 1 and 2^20 values", &j);
+  }
+  for (int64_t v : values) {
+    std::string dim_err;
+    if (!check_dim(outer, v, "random_tests", &dim_err)) {
+      return r.fail(err, f, "values the spec's dims allow (" + dim_err + ")", &j);
+    }
+  }
+  return true;
+}
+
+// One recipe of "random_tests" (field `f`); 32 shapes it draws are checked as a case is.
+bool parse_random_recipe(Reader& r, const nlohmann::json& j, const std::string& f, const Spec& spec,
+                         RandomTestSpec* out, std::string* err) {
+  if (!j.is_object())
+    return r.fail(err, f, "an object {name, count, generator, dims[, params]}", &j);
+  if (!r.str(j, "name", f + ".name", &out->name, err)) return false;
+  if (out->name.size() > 40 ||
+      out->name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") != std::string::npos) {
+    return r.fail(err, f + ".name", "at most 40 lower-case letters, digits or '_'", &j["name"]);
+  }
+  int64_t count = 0;
+  if (!r.integer(j, "count", f + ".count", &count, err)) return false;
+  if (count < 1 || count > 16)
+    return r.fail(err, f + ".count", "an integer in [1, 16]", &j["count"]);
+  out->count = static_cast<int>(count);
+  if (!r.str(j, "generator", f + ".generator", &out->generator, err)) return false;
+  if (const nlohmann::json* p = r.get(j, "params")) {
+    if (!p->is_object()) return r.fail(err, f + ".params", "an object", p);
+    out->params = *p;
+  }
+  const nlohmann::json* dims = r.get(j, "dims");
+  if (!dims || !dims->is_object()) {
+    nlohmann::json none;
+    return r.fail(err, f + ".dims", "an object giving every dim of the spec", dims ? dims : &none);
+  }
+  for (const DimSpec& outer : spec.dims) {
+    const nlohmann::json* v = r.get(*dims, outer.name);
+    if (!v) return r.fail(err, f + ".dims." + outer.name, "a value or a range");
+    DimSpec d;
+    if (!parse_random_dim(r, *v, f + ".dims." + outer.name, outer, &d, err)) return false;
+    out->dims.push_back(d);
+  }
+  if (dims->size() != spec.dims.size()) {
+    return r.fail(err, f + ".dims", "only the spec's dims", dims);
+  }
+  for (uint32_t seed = 0; seed < 32; ++seed) {
+    std::string shape_err;
+    if (!check_extents(spec, random_case(*out, seed), &shape_err)) {
+      return r.fail(err, f + ".dims",
+                    "ranges whose every shape is a valid case (" + shape_err + ")");
+    }
+  }
+  return true;
+}
+
+// The optional "random_tests": an array of at most 8 recipes with distinct names.
+bool parse_random_tests(Reader& r, const nlohmann::json& list, const Spec& spec,
+                        std::vector<RandomTestSpec>* out, std::string* err) {
+  if (!list.is_array() || list.empty() || list.size() > 8) {
+    return r.fail(err, "random_tests", "a non-empty array of at most 8 recipes", &list);
+  }
+  std::set<std::string> names;
+  for (size_t i = 0; i < list.size(); ++i) {
+    RandomTestSpec t;
+    const std::string f = "random_tests[" + std::to_string(i) + "]";
+    if (!parse_random_recipe(r, list[i], f, spec, &t, err)) return false;
+    if (!names.insert(t.name).second) {
+      return r.fail(err, f + ".name", "a name not used by another recipe", &list[i]["name"]);
+    }
+    out->push_back(std::move(t));
   }
   return true;
 }
@@ -532,6 +661,45 @@ void output_matrix(const ParamSpec& p, const std::map<std::string, int64_t>& dim
   if (!eval_expr(p.shape.back(), dims, &last, &err) || last < 1) last = 1;
   *rows = units / last;
   *cols = last * dtype_elements_per_unit(p.dtype);
+}
+
+CaseSpec random_case(const RandomTestSpec& r, uint32_t shape_seed) {
+  char hex[9];
+  std::snprintf(hex, sizeof hex, "%08x", shape_seed);
+  CaseSpec c;
+  c.name = r.name + "_" + hex;
+  c.generator = r.generator;
+  c.params = r.params;
+  c.seed = shape_seed;
+  uint64_t state = 0x5eed5eed00000000ull ^ shape_seed;
+  for (const DimSpec& d : r.dims) {
+    // splitmix64 (Steele, Lea, Flood 2014): one draw per dim, in the spec's order.
+    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    const std::vector<int64_t> values = allowed_values(d);
+    c.dims[d.name] = values[z % values.size()];
+  }
+  return c;
+}
+
+bool random_case_named(const Spec& spec, const std::string& name, CaseSpec* out) {
+  const size_t cut = name.rfind('_');
+  if (cut == std::string::npos || name.size() - cut != 9 ||
+      name.find_first_not_of("0123456789abcdef", cut + 1) != std::string::npos) {
+    return false;
+  }
+  for (const RandomTestSpec& r : spec.random_tests) {
+    if (r.name != name.substr(0, cut)) continue;
+    *out = random_case(r, static_cast<uint32_t>(std::stoul(name.substr(cut + 1), nullptr, 16)));
+    return true;
+  }
+  return false;
+}
+
+bool check_case_shape(const Spec& spec, const CaseSpec& c, std::string* err) {
+  return check_case_dims(spec, c, err) && check_extents(spec, c, err);
 }
 
 bool check_case_dims(const Spec& spec, const CaseSpec& c, std::string* err) {
@@ -887,6 +1055,9 @@ bool parse_spec(const nlohmann::json& doc, const std::string& path, Spec* out, s
   // The optional sweep list: shapes for --action sweep, named apart from the cases above.
   if (const nlohmann::json* sweep = r.get(doc, "sweep")) {
     if (!parse_cases(r, *sweep, "sweep", s, &s.sweep, err)) return false;
+  }
+  if (const nlohmann::json* random = r.get(doc, "random_tests")) {
+    if (!parse_random_tests(r, *random, s, &s.random_tests, err)) return false;
   }
   *out = std::move(s);
   return true;

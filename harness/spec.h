@@ -72,6 +72,17 @@ struct CaseSpec {
   bool benchmark = false;
 };
 
+/// A recipe for tests at shapes drawn afresh on every run and submit (the spec's optional
+/// "random_tests"): `count` cases of `generator` (with `params`), each dim drawn uniformly
+/// from the values `dims` allows (a range with a step, or a list).
+struct RandomTestSpec {
+  std::string name;  ///< the cases' prefix: a case is named "<name>_<8 hex digits>"
+  int count = 0;
+  std::string generator;
+  nlohmann::json params = nlohmann::json::object();
+  std::vector<DimSpec> dims;  ///< one per spec dim, in the spec's order
+};
+
 struct TimingSpec {
   int warmup_calls = 3;
   int min_samples = 10;
@@ -113,6 +124,8 @@ struct Spec {
   /// The optional top-level "sweep": the shapes `--action sweep` times by default (empty:
   /// none, the sweep uses the benchmarks). Parsed like benchmarks; names are their own.
   std::vector<CaseSpec> sweep;
+  /// The optional "random_tests" recipes (empty: none).
+  std::vector<RandomTestSpec> random_tests;
 
   /// The output buffer parameters, in signature order (at least one).
   std::vector<const ParamSpec*> outputs() const;
@@ -128,6 +141,19 @@ constexpr double kMaxCallTimeoutSeconds = 600;
 /// Loads `<challenge_dir>/spec.json`. On error returns false and sets *err to a message that
 /// names the file, the field (e.g. "tests[3].K") and what was expected.
 bool load_spec(const std::string& challenge_dir, Spec* out, std::string* err);
+
+/// The test case that recipe `r` draws from `shape_seed`: named "<r.name>_<the seed in 8 hex
+/// digits>", each dim drawn from r's values by a generator seeded with `shape_seed`, its
+/// first call's inputs seeded with the same number. The name alone replays the case.
+CaseSpec random_case(const RandomTestSpec& r, uint32_t shape_seed);
+
+/// The random case `name` stands for ("random_0a1b2c3d": a recipe's name, '_', 8 hex digits);
+/// false when it names none.
+bool random_case_named(const Spec& spec, const std::string& name, CaseSpec* out);
+
+/// A case's dims against the spec: each in its range, every buffer extent a positive integer
+/// and the metric's workload positive. On error *err says which and why.
+bool check_case_shape(const Spec& spec, const CaseSpec& c, std::string* err);
 
 /// Reads a list of shapes for `--action sweep --shapes FILE`: a JSON array of cases, each
 /// as an entry of the spec's "sweep" or "benchmarks" (name, generator, seed, every dim,

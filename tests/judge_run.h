@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -186,6 +187,16 @@ inline JudgeRun expect_verdicts(const std::string& challenge_dir, const std::str
   return r;
 }
 
+/// One fresh case of each random_tests recipe of `spec`, as the names --case takes
+/// ("random_0a1b2c3d"): a rung's check meets shapes nobody chose, and its failure report
+/// names the case that replays it.
+inline std::vector<std::string> fresh_random_cases(const Spec& spec) {
+  std::vector<std::string> names;
+  std::random_device rd;
+  for (const RandomTestSpec& r : spec.random_tests) names.push_back(random_case(r, rd()).name);
+  return names;
+}
+
 /// A ladder rung's check: judges `solution` with `--action run --json` on every test case of
 /// the challenge in `challenge_dir` plus the benchmark `benchmark` (a run without a benchmark
 /// has no score, and the judge then reports it as not passed; the run timing keeps it cheap),
@@ -203,9 +214,11 @@ inline JudgeRun expect_passes_every_test(const std::string& challenge_dir,
   }
   std::vector<std::string> args = {challenge_dir, "--solution", solution,
                                    "--action",    "run",        "--json"};
-  for (const CaseSpec& c : spec.tests) {
+  std::vector<std::string> names = fresh_random_cases(spec);
+  for (const CaseSpec& c : spec.tests) names.push_back(c.name);
+  for (const std::string& name : names) {
     args.push_back("--case");
-    args.push_back(c.name);
+    args.push_back(name);
   }
   args.push_back("--case");
   args.push_back(benchmark);
@@ -215,7 +228,7 @@ inline JudgeRun expect_passes_every_test(const std::string& challenge_dir,
     ADD_FAILURE() << "no record on stdout:\n" << r.out << r.err;
     return r;
   }
-  EXPECT_EQ(r.record["tests"].size(), spec.tests.size());
+  EXPECT_EQ(r.record["tests"].size(), names.size());
   for (const char* part : {"tests", "benchmarks"}) {
     for (const nlohmann::json& c : r.record[part]) {
       EXPECT_EQ(text_of(c, "verdict"), "passed")

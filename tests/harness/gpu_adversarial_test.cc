@@ -468,6 +468,50 @@ TEST(GpuAdversarial, AWorkerThatShutsItsChannelDownCannotEndTheJudge) {
   EXPECT_EQ(worker_processes(), 0);
 }
 
+// tails_only_listed.cu writes all of c at the shapes spec.json names and leaves the M % 32
+// tail rows unwritten at any other: every named case passes, and the run's random tests
+// (shapes drawn afresh) fail exactly where M % 32 != 0. The failing case's name replays it.
+TEST(GpuAdversarial, RandomShapesCatchAKernelTunedToTheListedOnes) {
+  FP4ARENA_SKIP_WITHOUT_GPU();
+  Spec spec;
+  std::string err;
+  ASSERT_TRUE(load_spec(challenge_dir(), &spec, &err)) << err;
+  JudgeRun r = run_judge({challenge_dir(), "--solution", adversarial("tails_only_listed"),
+                          "--action", "run", "--json"});
+  const std::string log = "stderr:\n" + r.err;
+  ASSERT_FALSE(r.record.is_null()) << log;
+  size_t random = 0, tails = 0, caught = 0;
+  std::string replay;
+  for (const auto& t : r.record["tests"]) {
+    const std::string name = text_of(t, "name"), verdict = text_of(t, "verdict");
+    CaseSpec drawn;
+    if (!random_case_named(spec, name, &drawn)) {
+      EXPECT_EQ(verdict, "passed") << name << ": " << text_of(t, "reason");
+      continue;
+    }
+    ++random;
+    EXPECT_EQ(t["dims"]["M"].get<int64_t>(), drawn.dims.at("M")) << name;
+    const bool tail = drawn.dims.at("M") % 32 != 0;
+    tails += tail;
+    if (verdict == "wrong_answer" && contains(text_of(t, "reason"), "never written")) {
+      ++caught;
+      if (replay.empty()) replay = name;
+    }
+    EXPECT_EQ(verdict, tail ? "wrong_answer" : "passed") << name;
+  }
+  EXPECT_EQ(random, 3u) << log;
+  EXPECT_EQ(caught, tails) << log;
+  EXPECT_EQ(r.exit_code, tails > 0 ? kFailed : kPassed) << log;
+  if (replay.empty()) return;  // all three drawn M a multiple of 32: about 1 run in 33000
+  JudgeRun again = run_judge({challenge_dir(), "--solution", adversarial("tails_only_listed"),
+                              "--action", "run", "--json", "--case", replay});
+  ASSERT_FALSE(again.record.is_null()) << again.err;
+  ASSERT_EQ(again.record["tests"].size(), 1u) << again.err;
+  EXPECT_EQ(text_of(again.record["tests"][0], "name"), replay);
+  EXPECT_EQ(text_of(again.record["tests"][0], "verdict"), "wrong_answer") << again.err;
+  EXPECT_EQ(worker_processes(), 0);
+}
+
 class GpuSmallBenchmark : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -67,7 +67,17 @@ TEST(GpuJudge, NaivePassesEveryCaseAndWritesTheRecord) {
   Spec spec;
   std::string err;
   ASSERT_TRUE(load_spec(challenge_dir(), &spec, &err));
-  EXPECT_EQ(rec["tests"].size(), spec.tests.size());
+  // The spec's tests, then the random_tests drawn for this run.
+  size_t drawn = 0;
+  for (const RandomTestSpec& r : spec.random_tests) drawn += size_t(r.count);
+  ASSERT_EQ(rec["tests"].size(), spec.tests.size() + drawn);
+  for (size_t i = spec.tests.size(); i < rec["tests"].size(); ++i) {
+    CaseSpec c;
+    EXPECT_TRUE(random_case_named(spec, rec["tests"][i]["name"].get<std::string>(), &c))
+        << rec["tests"][i].dump();
+  }
+  EXPECT_NE(log.find("drawn for this run (replay one with --case NAME): random_"),
+            std::string::npos);
   EXPECT_EQ(rec["benchmarks"].size(), spec.benchmarks.size());
   for (const char* list : {"tests", "benchmarks"}) {
     for (const auto& c : rec[list]) EXPECT_EQ(c["verdict"], "passed") << c.dump();
