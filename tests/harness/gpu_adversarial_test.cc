@@ -25,13 +25,16 @@
 
 #include <cctype>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <future>
 #include <iostream>
 #include <regex>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "harness/judge.h"
@@ -441,6 +444,41 @@ TEST(GpuAdversarial, ProbesOfTheJudgeAreRefused) {
   }
   EXPECT_EQ(refused + (root_as_root ? 1 : 0) >= 10, true) << "probes seen: " << refused << "\n"
                                                           << log;
+  EXPECT_EQ(worker_processes(), 0);
+}
+
+// Two judges on one GPU, as ci_leaderboard --gpus runs them side by side: while one judges the
+// honest kernel on every case, the other judges reach_the_judge, whose probes include signal 0
+// to every other judge and worker it finds. Every probe is refused, and the honest judge's
+// record is complete and passed.
+TEST(GpuAdversarial, TwoJudgesOnOneGpuCannotReachEachOther) {
+  FP4ARENA_SKIP_WITHOUT_GPU();
+  auto honest = std::async(std::launch::async, [] {
+    return run_judge(
+        {challenge_dir(), "--solution", adversarial("correct"), "--action", "run", "--json"});
+  });
+  for (int i = 0; i < 600 && worker_processes() == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  JudgeRun attacker = run_judge({challenge_dir(), "--solution", adversarial("reach_the_judge"),
+                                 "--action", "run", "--json", "--case", "example"});
+  JudgeRun other = honest.get();
+  EXPECT_TRUE(contains(attacker.err, "reach_the_judge: kill(another judge or worker, 0) refused"))
+      << attacker.err;
+  EXPECT_FALSE(contains(attacker.err, "kill(another judge or worker, 0) ALLOWED")) << attacker.err;
+  EXPECT_TRUE(contains(attacker.err, "PASS  example")) << attacker.err;
+  const std::string log = "stderr:\n" + other.err;
+  ASSERT_EQ(other.exit_code, kPassed) << log;
+  Spec spec;
+  std::string err;
+  ASSERT_TRUE(load_spec(challenge_dir(), &spec, &err)) << err;
+  size_t drawn = 0;
+  for (const RandomTestSpec& r : spec.random_tests) drawn += size_t(r.count);
+  EXPECT_EQ(other.record["tests"].size(), spec.tests.size() + drawn) << log;
+  EXPECT_EQ(other.record["benchmarks"].size(), spec.benchmarks.size()) << log;
+  for (const char* part : {"tests", "benchmarks"}) {
+    for (const auto& c : other.record[part]) EXPECT_EQ(text_of(c, "verdict"), "passed") << log;
+  }
   EXPECT_EQ(worker_processes(), 0);
 }
 

@@ -4,10 +4,12 @@
 // holds the seed), a signal to the judge and to the process group (signal 0: only a probe),
 // a pidfd of the judge, reading the judge's /proc environ, io_uring (whose socket operation
 // got past seccomp's socket rule), BPF, a SysV shared-memory segment, an AF_INET socket and
-// typing into a terminal (TIOCSTI on stdout). It prints "reach_the_judge: NAME refused" or
+// typing into a terminal (TIOCSTI on stdout), and signal 0 to every other judge or worker it
+// finds under /proc. It prints "reach_the_judge: NAME refused" or
 // "... NAME ALLOWED" for each, then computes the right answer with the naive kernel. The
 // judge must give `passed` and every probe must say refused
 // (tests/harness/gpu_adversarial_test.cc, ProbesOfTheJudgeAreRefused).
+#include <dirent.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
 #include <sys/ioctl.h>
@@ -19,6 +21,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -28,6 +31,31 @@ namespace {
 
 void report(const char* name, bool allowed) {
   std::fprintf(stderr, "reach_the_judge: %s %s\n", name, allowed ? "ALLOWED" : "refused");
+}
+
+// Signal 0 to every other judge, worker or test process of the project the worker can see
+// (two judges may share a GPU, as under ci_leaderboard --gpus): a probe, nothing more.
+void probe_other_judges(pid_t judge) {
+  int found = 0, reached = 0;
+  if (DIR* d = opendir("/proc")) {
+    while (dirent* e = readdir(d)) {
+      const pid_t pid = pid_t(std::atoi(e->d_name));
+      if (pid <= 0 || pid == getpid() || pid == judge) continue;
+      const std::string path = std::string("/proc/") + e->d_name + "/comm";
+      const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0) continue;
+      char comm[32] = {};
+      const ssize_t n = read(fd, comm, sizeof comm - 1);
+      close(fd);
+      const std::string name(comm, n > 0 ? size_t(n) : 0);
+      if (name.rfind("run_challenge", 0) != 0 && name.rfind("fp4arena_", 0) != 0) continue;
+      ++found;
+      reached += kill(pid, 0) == 0;
+    }
+    closedir(d);
+  }
+  std::fprintf(stderr, "reach_the_judge: %d other judges, workers or tests found\n", found);
+  if (found > 0) report("kill(another judge or worker, 0)", reached > 0);
 }
 
 void probe_all() {
@@ -63,6 +91,7 @@ void probe_all() {
   if (sock >= 0) close(sock);
   char c = '\n';  // stdout is the judge's pipe, never a terminal: ENOTTY if not refused first
   report("ioctl(TIOCSTI)", ioctl(1, TIOCSTI, &c) == 0 || errno != EPERM);
+  probe_other_judges(judge);
 }
 
 }  // namespace
