@@ -171,6 +171,22 @@ std::vector<Cheat> cheats() {
        kRuntimeError,
        {{"example", "timeout", {"solve() gave no answer within 3"}, {}},
         {"k16_only", "timeout", {"solve() gave no answer within 3"}, {}}}},
+      // SIGSTOP on itself: a stopped worker answers nothing, so it is a timeout (3 s here),
+      // killed though stopped; a fresh worker takes the second case (and stops again).
+      {"stop_self",
+       adversarial("stop_self"),
+       {"--timeout", "3"},
+       kRuntimeError,
+       {{"example", "timeout", {"solve() gave no answer within 3"}, {}},
+        {"k16_only", "timeout", {"solve() gave no answer within 3"}, {}}}},
+      // A length prefix of almost 4 GiB and junk on the channel: a broken channel (nothing of
+      // that size allocated), the worker's failure, a fresh worker for the second case.
+      {"garbage_channel",
+       adversarial("garbage_channel"),
+       {},
+       kRuntimeError,
+       {{"example", "crashed", {"broken channel", "message too large (4294967280 bytes)"}, {}},
+        {"k16_only", "crashed", {"broken channel"}, {}}}},
       // The existing host-crash fixture (not duplicated here).
       {"host_segfault",
        source_dir() + "/tests/solutions/crash_host_segfault.cu",
