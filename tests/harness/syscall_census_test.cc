@@ -1,0 +1,55 @@
+// fp4arena_syscall_census (tests/tools/syscall_census.cc) follows a command's processes and
+// counts the system calls of those running fp4arena_worker. Without a GPU the worker stops
+// before its filter; a worker started by hand exits at once, which is enough to see the
+// census follow an exec through a shell and count the worker's calls alone.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/process.h"
+#include "tests/judge_run.h"
+#include "tests/test_util.h"
+
+namespace fp4arena {
+namespace {
+
+using testing_util::binary_dir;
+using testing_util::unique_temp_dir;
+
+TEST(SyscallCensus, CountsTheWorkersCallsThroughAShellAndPassesItsExitStatusOn) {
+  const std::string dir = unique_temp_dir("census");
+  ASSERT_FALSE(dir.empty());
+  const std::string out = dir + "/census.json";
+  std::string text;
+  const int code = run_capture({binary_dir() + "/fp4arena_syscall_census", out, "--", "/bin/sh",
+                                "-c", "echo shell; " + binary_dir() + "/fp4arena_worker"},
+                               &text);
+  if (code == 2 && text.find("did not stop for tracing") != std::string::npos) {
+    GTEST_SKIP() << "ptrace is not allowed here: " << text;
+  }
+  // The worker started by hand says so and exits 2; the shell passes that on, and so does the
+  // census.
+  EXPECT_EQ(code, 2) << text;
+  EXPECT_NE(text.find("started by run_challenge, not by hand"), std::string::npos) << text;
+  std::ifstream in(out);
+  ASSERT_TRUE(in.good()) << text;
+  const nlohmann::json census = nlohmann::json::parse(in);
+  EXPECT_EQ(census["workers"], 1) << census.dump();
+  // Only the worker's own calls: it wrote its message and exited; the shell's fork is not
+  // among them (the shell execs the worker in a child it forked).
+  const nlohmann::json& before = census["before_filter"];
+  EXPECT_FALSE(before.empty()) << census.dump();
+  EXPECT_TRUE(before.contains("write") || before.contains("1")) << census.dump();
+  EXPECT_TRUE(before.contains("exit_group") || before.contains("231")) << census.dump();
+  EXPECT_FALSE(before.contains("wait4") || before.contains("61")) << census.dump();
+  EXPECT_TRUE(census["after_filter"].empty()) << census.dump();
+  auto usage = run_capture({binary_dir() + "/fp4arena_syscall_census", out}, &text);
+  EXPECT_EQ(usage, 2);
+  EXPECT_NE(text.find("usage: fp4arena_syscall_census OUT.json -- COMMAND"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace fp4arena
