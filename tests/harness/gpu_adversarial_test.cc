@@ -458,7 +458,7 @@ TEST(GpuAdversarial, ProbesOfTheJudgeAreRefused) {
       EXPECT_TRUE(root_as_root && contains(name, "environ")) << name << " got through\n" << log;
     }
   }
-  EXPECT_EQ(refused + (root_as_root ? 1 : 0) >= 10, true) << "probes seen: " << refused << "\n"
+  EXPECT_EQ(refused + (root_as_root ? 1 : 0) >= 19, true) << "probes seen: " << refused << "\n"
                                                           << log;
   EXPECT_EQ(worker_processes(), 0);
 }
@@ -563,6 +563,33 @@ TEST(GpuAdversarial, RandomShapesCatchAKernelTunedToTheListedOnes) {
   ASSERT_EQ(again.record["tests"].size(), 1u) << again.err;
   EXPECT_EQ(text_of(again.record["tests"][0], "name"), replay);
   EXPECT_EQ(text_of(again.record["tests"][0], "verdict"), "wrong_answer") << again.err;
+  EXPECT_EQ(worker_processes(), 0);
+}
+
+// exit_between_calls.cu arms a one-second alarm on its first call: each worker dies of
+// SIGALRM a second later, between calls or in one. Every case still gets a verdict, the first
+// (quick) ones pass, and the death is the solution's: exit kRuntimeError, never a judge crash.
+TEST(GpuAdversarial, AWorkerThatDiesBetweenCallsCannotEndTheJudge) {
+  FP4ARENA_SKIP_WITHOUT_GPU();
+  JudgeRun r = run_judge({challenge_dir(), "--solution", adversarial("exit_between_calls"),
+                          "--action", "run", "--json", "--case", "example", "--case", "k16_only",
+                          "--case", "large_k_positive", "--case", "rev1"});
+  const std::string log = "stderr:\n" + r.err;
+  ASSERT_FALSE(r.record.is_null()) << log;
+  EXPECT_EQ(r.exit_code, kRuntimeError) << log;
+  EXPECT_EQ(testing_util::judged_cases(r.record), 4u) << log;
+  int died = 0;
+  for (const char* name : {"example", "k16_only", "large_k_positive", "rev1"}) {
+    const nlohmann::json* c = find_case(r.record, name);
+    ASSERT_NE(c, nullptr) << name << "\n" << log;
+    const std::string verdict = text_of(*c, "verdict");
+    EXPECT_TRUE(verdict == "passed" || verdict == "crashed" || verdict == "early_exit")
+        << name << ": " << verdict << ": " << text_of(*c, "reason");
+    died += verdict != "passed";
+  }
+  EXPECT_EQ(text_of(*find_case(r.record, "example"), "verdict"), "passed") << log;
+  EXPECT_GE(died, 1) << log;
+  EXPECT_TRUE(contains(r.err, "signal 14")) << log;
   EXPECT_EQ(worker_processes(), 0);
 }
 

@@ -4,8 +4,10 @@
 // holds the seed), a signal to the judge and to the process group (signal 0: only a probe),
 // a pidfd of the judge, reading the judge's /proc environ, io_uring (whose socket operation
 // got past seccomp's socket rule), BPF, a SysV shared-memory segment, an AF_INET socket and
-// typing into a terminal (TIOCSTI on stdout), and signal 0 to every other judge or worker it
-// finds under /proc. It prints "reach_the_judge: NAME refused" or
+// typing into a terminal (TIOCSTI on stdout), calls that change the machine (reboot, clock,
+// host name, modules, namespaces, mounts, the kernel log, keyrings, SysV queues: each made so
+// that it changes nothing even if it got through), and signal 0 to every other judge or worker
+// it finds under /proc. It prints "reach_the_judge: NAME refused" or
 // "... NAME ALLOWED" for each, then computes the right answer with the naive kernel. The
 // judge must give `passed` and every probe must say refused
 // (tests/harness/gpu_adversarial_test.cc, ProbesOfTheJudgeAreRefused).
@@ -31,6 +33,32 @@ namespace {
 
 void report(const char* name, bool allowed) {
   std::fprintf(stderr, "reach_the_judge: %s %s\n", name, allowed ? "ALLOWED" : "refused");
+}
+
+// A call is refused when it fails with EPERM (the sandbox's answer) before doing anything.
+bool refused(long result) {
+  return result == -1 && errno == EPERM;
+}
+
+// Calls that change the machine, each made so that it would change nothing if it got through:
+// reboot with no valid magic number (EINVAL), a clock that does not exist, a host name longer
+// than any allowed, no module image, unshare of nothing, a mount on a path that does not
+// exist; and the kernel log's size, a keyring's id, a SysV message queue (removed at once).
+void probe_machine() {
+  report("reboot (bad magic)", !refused(syscall(SYS_reboot, 0, 0, 0, nullptr)));
+  timespec ts{};
+  report("clock_settime (no such clock)", !refused(syscall(SYS_clock_settime, 12345, &ts)));
+  static char name[300] = {};
+  report("sethostname (too long)", !refused(syscall(SYS_sethostname, name, sizeof name)));
+  report("init_module (no image)", !refused(syscall(SYS_init_module, nullptr, 0, "")));
+  report("unshare(0)", !refused(syscall(SYS_unshare, 0)));
+  report("mount (no such path)",
+         !refused(syscall(SYS_mount, "none", "/nonexistent/fp4arena", "tmpfs", 0, nullptr)));
+  report("syslog (log size)", !refused(syscall(SYS_syslog, 10, nullptr, 0)));
+  report("keyctl (session keyring id)", !refused(syscall(SYS_keyctl, 0, -3, 0)));
+  const long q = syscall(SYS_msgget, 0 /* IPC_PRIVATE */, 01600);
+  report("msgget", !refused(q));
+  if (q >= 0) syscall(SYS_msgctl, q, 0 /* IPC_RMID */, nullptr);
 }
 
 // Signal 0 to every other judge, worker or test process of the project the worker can see
@@ -91,6 +119,7 @@ void probe_all() {
   if (sock >= 0) close(sock);
   char c = '\n';  // stdout is the judge's pipe, never a terminal: ENOTTY if not refused first
   report("ioctl(TIOCSTI)", ioctl(1, TIOCSTI, &c) == 0 || errno != EPERM);
+  probe_machine();
   probe_other_judges(judge);
 }
 
