@@ -587,6 +587,8 @@ class Session {
   std::string sweep_source_;
   std::string progress_tag_;  // put before every progress line ("[3/11] ")
   std::string random_note_;   // the random tests drawn for this run, printed above the tests
+  // Per benchmark, each sample's calls' seeds (JudgeOutcome::sample_seeds).
+  std::map<std::string, std::vector<std::vector<uint64_t>>> sample_seeds_;
 };
 
 bool Session::selected(const CaseSpec& c) const {
@@ -1469,7 +1471,10 @@ nlohmann::json Session::run_benchmark(const CaseSpec& c) {
           w.calls_per_window = calls_for(w.fastest_ms, layout);
         }
         *ms = last.judge_call_ms;
-        if (!warm) w.add(last);
+        if (!warm) {
+          w.add(last);
+          sample_seeds_[c.name].push_back(seeds);
+        }
         return true;
       },
       [&](const SampleRun& r, bool warm) {
@@ -2014,6 +2019,7 @@ JudgeOutcome Session::run() {
   worker_.reset();
   reap_orphans();
   outcome.code = finish(tests, benches, &outcome);
+  outcome.sample_seeds = sample_seeds_;
   if (opts_.action == Action::kSubmit) write_record(&outcome);
   return outcome;
 }

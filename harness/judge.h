@@ -2,6 +2,7 @@
 // time the benchmarks, and produce the verdicts, the human summary and the JSON record.
 #pragma once
 
+#include <map>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -65,6 +66,10 @@ struct JudgeOutcome {
   nlohmann::json record;    ///< the submit record (run: the same shape, not written; sweep:
                             ///< sweep.json's content)
   std::string record_path;  ///< submit: where the record was written; sweep: sweep.json
+  /// run, submit: per benchmark, the seeds of each timed sample's calls in call order, told
+  /// only to a program that calls judge() itself (the timing check replays the same inputs in
+  /// process); never in a record, and drawn only as each window starts, so no worker knew them.
+  std::map<std::string, std::vector<std::vector<uint64_t>>> sample_seeds;
 };
 
 /// Runs one action. The human report goes to `log`; nothing is printed on stdout.

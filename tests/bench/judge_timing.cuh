@@ -78,6 +78,9 @@ struct JudgedFigure {
   double median_ms = 0;
   int calls_per_sample = 0;
   double worker_reported_ms = 0;  ///< the worker's own events (a diagnostic)
+  /// The seeds of each timed sample's calls (JudgeOutcome::sample_seeds): the in-process
+  /// side replays the very inputs the judge timed.
+  std::vector<std::vector<uint64_t>> sample_seeds;
 };
 
 /// Runs the judge on `solution` (--action run --case `case_name`, the worker next to this
@@ -106,6 +109,8 @@ inline bool judged_figure(const std::string& challenge_dir, const std::string& s
   out->median_ms = (*b)["median_ms"].get<double>();
   out->calls_per_sample = b->value("calls_per_sample", 1);
   out->worker_reported_ms = b->value("worker_reported_median_ms", 0.0);
+  auto seeds = r.sample_seeds.find(case_name);
+  if (seeds != r.sample_seeds.end()) out->sample_seeds = seeds->second;
   return true;
 }
 
@@ -159,12 +164,15 @@ inline bool fill_set(const Spec& spec, const Challenge& ch, const CaseSpec& c, u
 }
 
 /// The solution's shared object loaded into this program: `calls` back-to-back calls per
-/// sample, each on its own input set, every sample on sets drawn afresh (as each of the
-/// judge's windows is: a cost that depends on the inputs, w4a8's expert routing say, is
-/// sampled the same way), timed by time_back_to_back; the median of `samples`.
+/// sample, each on its own input set, timed by time_back_to_back; the median of `samples`.
+/// With `seeds` (the judge's, one list per timed sample), sample s makes the calls of
+/// seeds[s % seeds.size()] on those very inputs, so a cost that depends on the inputs
+/// (w4a8's expert routing, say) is the same on both sides; without, every sample's sets are
+/// drawn afresh.
 inline bool in_process_figure(const PreCall& pre, const std::string& challenge_dir,
                               const std::string& solution, const std::string& case_name, int calls,
-                              int samples, double* us, std::string* err) {
+                              int samples, double* us, std::string* err,
+                              const std::vector<std::vector<uint64_t>>& seeds = {}) {
   Spec spec;
   if (!load_spec(challenge_dir, &spec, err)) return false;
   std::unique_ptr<Challenge> ch = make_challenge(spec.name);
@@ -197,8 +205,16 @@ inline bool in_process_figure(const PreCall& pre, const std::string& challenge_d
   sets.args.resize(n);
   std::vector<double> ms(static_cast<size_t>(samples), 0.0);
   for (int s = 0; s < samples; ++s) {
+    const std::vector<uint64_t>* judged =
+        seeds.empty() ? nullptr : &seeds[size_t(s) % seeds.size()];
+    if (judged && judged->size() != n) {
+      *err = "the judge's sample has " + std::to_string(judged->size()) + " calls, not " +
+             std::to_string(n);
+      return false;
+    }
     for (size_t i = 0; i < n; ++i) {
-      if (!fill_set(spec, *ch, *c, 1000 + uint64_t(s) * n + i, i, &sets, err)) return false;
+      const uint64_t seed = judged ? (*judged)[i] : 1000 + uint64_t(s) * n + i;
+      if (!fill_set(spec, *ch, *c, seed, i, &sets, err)) return false;
     }
     auto launch = [&](int i, std::string*) {
       call(sets.args[size_t(i)].data());

@@ -2,9 +2,10 @@
 // Is the judge's figure the solution's own time? For each case it prints the judge's median
 // per call (--action run: windows of back-to-back calls in the worker, timed by the judge's
 // own events in its own process) beside the same shared object's time in this one process
-// (the same number of back-to-back calls on distinct inputs, after the same warm-up and
-// clean L2 flush, between two CUDA events), their difference, and the judge's target: within
-// max(1 us, 2%).
+// (the same number of back-to-back calls on the very inputs the judge's samples timed, their
+// seeds replayed in turn, after the same warm-up and clean L2 flush, between two CUDA
+// events), their difference, and the judge's target: within max(1 us, 2%). --samples sets
+// how many in-process samples cycle through the judge's.
 //
 // Usage: fp4arena_timing_check [--samples N] CHALLENGE_DIR SOLUTION CASE [CASE ...]
 //   e.g. fp4arena_timing_check challenges/nvfp4_matmul solutions/nvfp4_matmul/naive.cu rev1
@@ -53,7 +54,7 @@ int main(int argc, char** argv) {
     double mine_us = 0;
     if (!fp4arena::bench::judged_figure(args[0], args[1], args[k], &j, &err) ||
         !fp4arena::bench::in_process_figure(pre, args[0], args[1], args[k], j.calls_per_sample,
-                                            samples, &mine_us, &err)) {
+                                            samples, &mine_us, &err, j.sample_seeds)) {
       std::fprintf(stderr, "%s: %s: %s\n", kProgram, args[k].c_str(), err.c_str());
       return 2;
     }
