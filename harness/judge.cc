@@ -86,9 +86,6 @@ constexpr double kQueueWaitSeconds = 0.5;
 // While its window runs, the judge looks this long at a time for a message from the worker
 // (only a late "queued" is allowed; a failure's reply or a closed channel ends the window).
 constexpr double kWindowPollSeconds = 0.001;
-// The calls of a timed window last about this long (harness/call_window.h): long enough that
-// the calibrated switches and the copies' slack are small beside them.
-constexpr double kWindowTargetMs = 1.0;
 
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
@@ -496,7 +493,7 @@ class Session {
   bool generate_sets(const CaseSpec& c, int count, bool use_first_seed, uint64_t first_seed,
                      std::vector<ProblemData>* ins, std::vector<uint64_t>* seeds, std::string* err);
   // How many calls a window of this layout makes when one call takes `per_call_ms`: enough
-  // for kWindowTargetMs of calls, within the memory budget and kMaxWindowCalls.
+  // for window_target_ms() of calls, within the memory budget and kMaxWindowCalls.
   int calls_for(double per_call_ms, const Layout& layout) const;
   // One set's argument list for the worker (buffers by index, dims, scalars).
   nlohmann::json call_args(const ProblemData& in,
@@ -551,6 +548,7 @@ class Session {
   void end_progress();
   ExitCode fail_internal(const std::string& what);
   double limit() const { return device_.limit(spec_.limit); }
+  double window_target_ms() const { return std::clamp(opts_.window_target_ms, 0.01, 100.0); }
 
   const JudgeOptions& opts_;
   std::ostream& log_;
@@ -942,7 +940,7 @@ bool Session::generate_sets(const CaseSpec& c, int count, bool use_first_seed, u
 }
 
 int Session::calls_for(double per_call_ms, const Layout& layout) const {
-  const double want = std::ceil(kWindowTargetMs / std::max(per_call_ms, 1e-3));
+  const double want = std::ceil(window_target_ms() / std::max(per_call_ms, 1e-3));
   // The worker's set, the judge's staged inputs and its snapshot of the outputs.
   const double per_set = 2.0 * double(std::max<size_t>(layout.total, 1));
   const double by_memory = std::floor(double(window_budget_bytes_) / per_set);
@@ -1371,7 +1369,7 @@ void Session::time_yardstick(const std::vector<ProblemData>& ins, const TimingSp
   PreCall* pc = judge_pre_call(&err);
   if (!pc) return not_measured(err);
   // One yardstick per input set, made as the window needs them: as many back-to-back calls
-  // per sample as make kWindowTargetMs (at most one per set), timed as a window's calls are.
+  // per sample as make window_target_ms() (at most one per set), timed as a window's calls are.
   std::vector<std::unique_ptr<Yardstick>> ys;
   auto make = [&](size_t n) {
     while (ys.size() < n) {
@@ -1384,7 +1382,7 @@ void Session::time_yardstick(const std::vector<ProblemData>& ins, const TimingSp
   double one_ms = 0;
   if (!make(1) || !time_back_to_back(*pc, 1, 0, launch, &one_ms, &err)) return not_measured(err);
   const int calls = int(
-      std::min<double>(double(ins.size()), std::ceil(kWindowTargetMs / std::max(one_ms, 1e-3))));
+      std::min<double>(double(ins.size()), std::ceil(window_target_ms() / std::max(one_ms, 1e-3))));
   if (!make(size_t(calls))) return not_measured(err);
   SampleRun run = sample_loop(timing, [&](int call, bool, double* ms, std::string* e) {
     return time_back_to_back(*pc, calls, call, launch, ms, e);

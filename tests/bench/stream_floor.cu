@@ -102,6 +102,34 @@ struct Variant {
 
 }  // namespace
 
+// Does the judge's excess over the same calls in process grow with the window? Judged per-call
+// us with windows of 1 and 4 ms of calls (at most 512), each beside the in-process figure over
+// the same number of calls on the judge's own inputs.
+bool window_study(const fp4arena::PreCall& pre, const std::string& dir,
+                  const std::string& solution) {
+  std::printf("\nwindow study: judged and in-process us per call, by window length\n");
+  std::printf("%10s | %6s %9s %9s %8s | %6s %9s %9s %8s\n", "MiB", "calls", "judged", "in-proc",
+              "excess", "calls", "judged", "in-proc", "excess");
+  for (const char* name : {"mb1", "mb14", "mb138"}) {
+    std::printf("%10s", name + 2);
+    for (double window_ms : {1.0, 4.0}) {
+      fp4arena::bench::JudgedFigure j;
+      double us = 0;
+      std::string err;
+      if (!fp4arena::bench::judged_figure(dir, solution, name, &j, &err, window_ms) ||
+          !fp4arena::bench::in_process_figure(pre, dir, solution, name, j.calls_per_sample, 21, &us,
+                                              &err, j.sample_seeds)) {
+        std::fprintf(stderr, "%s: %s\n", kProgram, err.c_str());
+        return false;
+      }
+      const double judged = j.median_ms * 1000.0;
+      std::printf(" | %6d %9.2f %9.2f %+8.2f", j.calls_per_sample, judged, us, judged - us);
+    }
+    std::printf("\n");
+  }
+  return true;
+}
+
 int main() {
   int sms = 0;
   cudaDeviceProp prop;
@@ -178,5 +206,5 @@ int main() {
         gbps(best_us), best_name.c_str(), cold_us, gbps(cold_us),
         100.0 * gbps(judged_us) / gbps(best_us));
   }
-  return 0;
+  return window_study(pre, dir, solution) ? 0 : 2;
 }
