@@ -646,6 +646,7 @@ bool Session::start_worker(std::string* err, bool* load_failed, CallFacts* load_
       opts_.worker_path.empty() ? self_exe_dir() + "/fp4arena_worker" : opts_.worker_path;
   w.so_path = compiled_.so_path;
   w.device = opts_.device;
+  w.seccomp_allowlist = opts_.seccomp_allowlist;
   // Shared memory carries the buffers only under a tool; with the judge's window it stays
   // one page.
   w.shm_bytes = wrapper_.empty() ? 4096 : shm_bytes_;

@@ -63,6 +63,7 @@ struct JudgeOptions {
   std::string worker_path;                ///< empty: fp4arena_worker next to the running program
   double call_timeout_seconds = 0;        ///< > 0 overrides the spec's per-call limit
   BufferMode buffers = BufferMode::kRing;
+  bool seccomp_allowlist = false;  ///< the worker's filter: the allowlist (else the denylist)
 };
 
 struct JudgeOutcome {

@@ -38,6 +38,7 @@ struct CliOptions {
   std::string board_out;
   std::string challenges_dir = "challenges";
   std::string buffers = "ring";
+  std::string seccomp = "denylist";
   std::string seed;
   std::string shapes;
   std::vector<std::string> include_dirs;
@@ -197,6 +198,12 @@ int main(int argc, char** argv) {
                  "allocations for every call)")
       ->check(CLI::IsMember({"ring", "fresh"}))
       ->capture_default_str();
+  app.add_option("--seccomp", o.seccomp,
+                 "The worker's system-call filter: denylist (what reaches beyond the worker is "
+                 "refused) or allowlist (stricter: only the calls harness/sandbox.cc lists; "
+                 "not yet the default)")
+      ->check(CLI::IsMember({"denylist", "allowlist"}))
+      ->capture_default_str();
   app.add_option("--cache-dir", o.cache_dir,
                  "Compiled-solution cache (default: $FP4ARENA_CACHE_DIR or ~/.cache/fp4arena)");
   app.set_version_flag("--version", std::string("run_challenge (fp4arena) ") + FP4ARENA_VERSION);
@@ -276,6 +283,7 @@ int main(int argc, char** argv) {
   j.call_timeout_seconds = o.timeout;
   j.cache_dir = o.cache_dir;
   j.buffers = o.buffers == "fresh" ? fp4arena::BufferMode::kFresh : fp4arena::BufferMode::kRing;
+  j.seccomp_allowlist = o.seccomp == "allowlist";
   fp4arena::JudgeOutcome out = fp4arena::judge(j, std::cerr);
   if (o.json && !out.record.is_null())
     std::cout << out.record.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";

@@ -9,6 +9,7 @@
 #include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -113,6 +114,61 @@ std::vector<long> refused_calls() {
   r.push_back(SYS_vfork);
 #endif
   return r;
+}
+
+// The allowlist (SeccompMode::kAllowlist): every system call the worker may make besides the
+// ones with argument rules (clone, socket, the signals, ioctl and those in
+// allowed_for_self), by group. What CUDA's runtime and driver, the C and C++ runtimes and a
+// kernel's host code need; fp4arena_syscall_census (tests/tools) lists what workers make.
+std::vector<long> allowed_calls() {
+  return {
+    // Memory.
+    SYS_brk, SYS_mmap, SYS_munmap, SYS_mprotect, SYS_mremap, SYS_madvise, SYS_msync, SYS_mlock,
+        SYS_munlock, SYS_mincore, SYS_membarrier, SYS_mbind, SYS_get_mempolicy, SYS_set_mempolicy,
+        SYS_memfd_create,
+        // Files and descriptors (writes are Landlock's to restrict).
+        SYS_read, SYS_write, SYS_pread64, SYS_pwrite64, SYS_readv, SYS_writev, SYS_preadv,
+        SYS_pwritev, SYS_openat, SYS_close, SYS_close_range, SYS_lseek, SYS_fstat, SYS_newfstatat,
+        SYS_statx, SYS_statfs, SYS_fstatfs, SYS_faccessat, SYS_faccessat2, SYS_readlinkat,
+        SYS_getdents64, SYS_fcntl, SYS_dup, SYS_dup3, SYS_pipe2, SYS_ftruncate, SYS_fallocate,
+        SYS_fsync, SYS_fdatasync, SYS_flock, SYS_renameat, SYS_renameat2, SYS_unlinkat, SYS_mkdirat,
+        SYS_utimensat, SYS_fchmod, SYS_fchmodat, SYS_getcwd, SYS_umask,
+        // Waiting on descriptors and events.
+        SYS_ppoll, SYS_pselect6, SYS_epoll_create1, SYS_epoll_ctl, SYS_epoll_pwait,
+        SYS_epoll_pwait2, SYS_eventfd2, SYS_timerfd_create, SYS_timerfd_settime,
+        SYS_timerfd_gettime,
+        // UNIX sockets (socket() itself: AF_UNIX only, above).
+        SYS_socketpair, SYS_connect, SYS_bind, SYS_sendto, SYS_recvfrom, SYS_sendmsg, SYS_recvmsg,
+        SYS_shutdown, SYS_getsockopt, SYS_setsockopt, SYS_getsockname, SYS_getpeername,
+        // Threads, scheduling, time.
+        SYS_set_robust_list, SYS_get_robust_list, SYS_rseq, SYS_futex, SYS_set_tid_address,
+        SYS_gettid, SYS_getpid, SYS_getppid, SYS_exit, SYS_exit_group, SYS_sched_yield,
+        SYS_sched_getaffinity, SYS_sched_getparam, SYS_sched_getscheduler, SYS_sched_getattr,
+        SYS_sched_get_priority_max, SYS_sched_get_priority_min, SYS_getpriority, SYS_getcpu,
+        SYS_nanosleep, SYS_clock_nanosleep, SYS_clock_gettime, SYS_clock_getres, SYS_gettimeofday,
+        SYS_wait4, SYS_waitid,
+        // Signals of its own (to other processes: the rules above).
+        SYS_rt_sigaction, SYS_rt_sigprocmask, SYS_rt_sigreturn, SYS_sigaltstack,
+        SYS_rt_sigtimedwait, SYS_rt_sigsuspend, SYS_rt_sigpending, SYS_setitimer, SYS_getitimer,
+        SYS_timer_create, SYS_timer_settime, SYS_timer_gettime, SYS_timer_delete,
+        // What it is and runs on.
+        SYS_getuid, SYS_geteuid, SYS_getgid, SYS_getegid, SYS_getgroups, SYS_getresuid,
+        SYS_getresgid, SYS_capget, SYS_uname, SYS_sysinfo, SYS_getrusage, SYS_times, SYS_getrandom,
+        SYS_prctl,
+#if defined(__x86_64__)
+        SYS_arch_prctl, SYS_open, SYS_stat, SYS_lstat, SYS_access, SYS_readlink, SYS_poll,
+        SYS_select, SYS_epoll_create, SYS_epoll_wait, SYS_pipe, SYS_dup2, SYS_rename, SYS_unlink,
+        SYS_mkdir, SYS_rmdir, SYS_chmod, SYS_getrlimit, SYS_time, SYS_alarm, SYS_pause,
+        SYS_getdents, SYS_eventfd,
+#endif
+  };
+}
+
+// Calls that may change another process's scheduling or limits: allowed on the caller only
+// (a first argument, the process id, of 0). setpriority has its own rule (add_allowlist).
+std::vector<long> allowed_for_self() {
+  return {SYS_sched_setaffinity, SYS_sched_setscheduler, SYS_sched_setparam, SYS_sched_setattr,
+          SYS_prlimit64};
 }
 
 // Every right to change the file system that Landlock ABI `abi` knows.
@@ -240,7 +296,27 @@ bool restrict_file_writes(const std::string& writable_dir, std::string* descript
   return true;
 }
 
-bool apply_worker_sandbox(std::string* description, std::string* err) {
+// The end of the allowlist filter (the accumulator holds the call's number): the calls on
+// the caller alone, the listed calls, and ENOSYS for everything else (the C library then
+// falls back, as it does on an older kernel).
+void add_allowlist(std::vector<sock_filter>* f) {
+  for (long nr : allowed_for_self()) allow_only_if(f, nr, kArg0, 0);
+  // setpriority(PRIO_PROCESS, 0, n) only: a process group or a user reaches other processes.
+  f->push_back(jump(BPF_JMP | BPF_JEQ | BPF_K, uint32_t(SYS_setpriority), 0, 6));
+  f->push_back(stmt(BPF_LD | BPF_W | BPF_ABS, kArg0));
+  f->push_back(jump(BPF_JMP | BPF_JEQ | BPF_K, PRIO_PROCESS, 0, 3));
+  f->push_back(stmt(BPF_LD | BPF_W | BPF_ABS, kArg1));
+  f->push_back(jump(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 1));
+  f->push_back(stmt(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
+  f->push_back(stmt(BPF_RET | BPF_K, kRefused));
+  for (long nr : allowed_calls()) {
+    f->push_back(jump(BPF_JMP | BPF_JEQ | BPF_K, uint32_t(nr), 0, 1));
+    f->push_back(stmt(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
+  }
+  f->push_back(stmt(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA)));
+}
+
+bool apply_worker_sandbox(std::string* description, std::string* err, SeccompMode mode) {
   if (kArch == 0) {
     *description = "no seccomp (no filter for this architecture)";
     return true;
@@ -277,7 +353,11 @@ bool apply_worker_sandbox(std::string* description, std::string* err) {
   f.push_back(stmt(BPF_LD | BPF_W | BPF_ABS, kArg1));
   f.push_back(jump(BPF_JMP | BPF_JEQ | BPF_K, uint32_t(TIOCSTI), 0, 1));
   f.push_back(stmt(BPF_RET | BPF_K, kRefused));
-  f.push_back(stmt(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
+  if (mode == SeccompMode::kAllowlist) {
+    add_allowlist(&f);
+  } else {
+    f.push_back(stmt(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
+  }
 
   sock_fprog prog{static_cast<unsigned short>(f.size()), f.data()};
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
@@ -289,10 +369,12 @@ bool apply_worker_sandbox(std::string* description, std::string* err) {
     *err = std::string("seccomp(SECCOMP_SET_MODE_FILTER): ") + std::strerror(errno);
     return false;
   }
-  *description =
-      "seccomp (no exec, fork or new processes, ptrace, process_vm_*, network sockets, "
-      "signals to other processes, TIOCSTI, perf events, BPF, io_uring, SysV IPC, keyrings, "
-      "mounts and namespaces, modules, reboot, clock setting)";
+  *description = std::string(mode == SeccompMode::kAllowlist
+                                 ? "seccomp allowlist (every call not listed answers ENOSYS; "
+                                 : "seccomp (") +
+                 "no exec, fork or new processes, ptrace, process_vm_*, network sockets, "
+                 "signals to other processes, TIOCSTI, perf events, BPF, io_uring, SysV IPC, "
+                 "keyrings, mounts and namespaces, modules, reboot, clock setting)";
   return true;
 }
 

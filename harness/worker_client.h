@@ -29,6 +29,8 @@ struct WorkerOptions {
   /// false, `own_user_off` says why (it goes into sandbox()).
   bool own_user = true;
   std::string own_user_off;
+  /// The worker's seccomp filter: the allowlist instead of the denylist (harness/sandbox.h).
+  bool seccomp_allowlist = false;
 };
 
 /// How one call ended, seen from the judge.

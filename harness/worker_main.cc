@@ -376,7 +376,10 @@ int main(int argc, char** argv) {
   w.setup(shm_bytes, device);
   // seccomp after CUDA is up and before any user code is loaded; it covers every thread.
   if (sandboxed) {
-    if (!apply_worker_sandbox(&sandbox, &err)) fatal("cannot install the sandbox: " + err);
+    const char* filter = std::getenv("FP4ARENA_SECCOMP");
+    const SeccompMode mode = filter && std::string(filter) == "allowlist" ? SeccompMode::kAllowlist
+                                                                          : SeccompMode::kDenylist;
+    if (!apply_worker_sandbox(&sandbox, &err, mode)) fatal("cannot install the sandbox: " + err);
     sandbox += "; " + files;
   }
   if (!send_message(

@@ -498,6 +498,28 @@ TEST(GpuAdversarial, TwoJudgesOnOneGpuCannotReachEachOther) {
   EXPECT_EQ(worker_processes(), 0);
 }
 
+// The allowlist filter (--seccomp allowlist) leaves every call CUDA and a solution's host code
+// make on a real GPU working, and still refuses every probe of the judge.
+TEST(GpuAdversarial, TheAllowlistFilterRunsASolutionAndRefusesTheProbes) {
+  FP4ARENA_SKIP_WITHOUT_GPU();
+  JudgeRun r = run_judge({challenge_dir(), "--solution", adversarial("reach_the_judge"), "--action",
+                          "run", "--json", "--case", "example", "--case", "tails_77x135x48",
+                          "--case", "rev1", "--seccomp", "allowlist"});
+  const std::string log = "stderr:\n" + r.err;
+  ASSERT_EQ(r.exit_code, kPassed) << log;
+  EXPECT_TRUE(contains(text_of(r.record, "sandbox"), "seccomp allowlist")) << log;
+  std::regex allowed(R"(reach_the_judge: (.+) ALLOWED)");
+  for (auto it = std::sregex_iterator(r.err.begin(), r.err.end(), allowed);
+       it != std::sregex_iterator(); ++it) {
+    // Only a root judge whose worker kept its user reads the judge's environ (see above).
+    EXPECT_TRUE(contains((*it)[1], "environ") &&
+                !contains(text_of(r.record, "sandbox"), "its own user"))
+        << (*it)[1] << " got through\n"
+        << log;
+  }
+  EXPECT_EQ(worker_processes(), 0);
+}
+
 // shutdown_channel.cu shuts the worker's end of the channel down on its second call: the
 // judge must not die of SIGPIPE (exit 141), must give that case the worker's failure, and
 // must finish the run with a record of every case.

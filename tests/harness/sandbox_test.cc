@@ -8,17 +8,26 @@
 #include <gtest/gtest.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <functional>
+#include <mutex>
 #include <thread>
 
 #include "harness/process.h"
@@ -28,13 +37,13 @@
 namespace fp4arena {
 namespace {
 
-// Runs `body` in a child that installed the sandbox; its exit status is body's result
-// (0 = every expectation held), 100 if the sandbox could not be installed.
-int in_sandboxed_child(int (*body)()) {
+// Runs `body` in a child that installed the sandbox (`mode`'s filter); its exit status is
+// body's result (0 = every expectation held), 100 if the sandbox could not be installed.
+int in_sandboxed_child(int (*body)(), SeccompMode mode = SeccompMode::kDenylist) {
   pid_t pid = fork();
   if (pid == 0) {
     std::string what, err;
-    if (!apply_worker_sandbox(&what, &err)) _exit(100);
+    if (!apply_worker_sandbox(&what, &err, mode)) _exit(100);
     _exit(body());
   }
   int status = 0;
@@ -103,6 +112,59 @@ TEST(Sandbox, RefusesWhatReachesBeyondTheWorker) {
     if (syscall(SYS_ioctl, pipe_fds[0], FIONREAD, &c) != 0) return 19;  // other ioctls work
     return 0;
   });
+  EXPECT_EQ(r, 0) << "100: the kernel refused the filter; 1-19: the call of that number in "
+                     "the test's body was not answered as expected";
+}
+
+// The allowlist refuses all the denylist does, answers ENOSYS to a call it does not list, and
+// leaves what a worker's host code does every day working: threads and locks, files in a
+// folder, memory maps, pipes, UNIX sockets, event and epoll descriptors, sleeping, the time,
+// random bytes, thread names; scheduling calls only on itself.
+TEST(Sandbox, TheAllowlistKeepsEverydayCallsAndAnswersENOSYSToTheRest) {
+  int r = in_sandboxed_child(
+      [] {
+        auto refused = [](long ret) { return ret == -1 && errno == EPERM; };
+        auto unlisted = [](long ret) { return ret == -1 && errno == ENOSYS; };
+        if (!refused(syscall(SYS_perf_event_open, nullptr, 0, -1, -1, 0))) return 1;
+        if (!refused(syscall(SYS_kill, getppid(), 0))) return 2;
+        if (!refused(socket(AF_INET, SOCK_STREAM, 0))) return 3;
+        if (!unlisted(syscall(SYS_name_to_handle_at, AT_FDCWD, "/", nullptr, nullptr, 0))) return 4;
+        if (!unlisted(syscall(SYS_fanotify_init, 0, 0))) return 5;
+        if (!refused(syscall(SYS_setpriority, PRIO_PROCESS, getppid(), 0))) return 6;
+        if (syscall(SYS_setpriority, PRIO_PROCESS, 0, getpriority(PRIO_PROCESS, 0)) != 0) return 7;
+        std::mutex m;
+        int ran = 0;
+        std::thread t([&] {
+          std::lock_guard<std::mutex> lock(m);
+          ran = 1;
+        });
+        t.join();
+        if (!ran) return 8;
+        char dir[] = "/tmp/fp4arena-allowlist-XXXXXX";
+        if (!mkdtemp(dir)) return 9;
+        const std::string file = std::string(dir) + "/f";
+        const int fd = open(file.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+        if (fd < 0 || write(fd, "abc", 3) != 3 || lseek(fd, 0, SEEK_SET) != 0) return 10;
+        void* map = mmap(nullptr, 4096, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (map == MAP_FAILED || std::memcmp(map, "abc", 3) != 0) return 11;
+        munmap(map, 4096);
+        close(fd);
+        if (unlink(file.c_str()) != 0 || rmdir(dir) != 0) return 12;
+        int fds[2];
+        if (pipe2(fds, O_CLOEXEC) != 0 || socketpair(AF_UNIX, SOCK_STREAM, 0, fds) != 0) return 13;
+        if (eventfd(0, EFD_CLOEXEC) < 0 || epoll_create1(EPOLL_CLOEXEC) < 0) return 14;
+        timespec ts{0, 1000};
+        if (clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, nullptr) != 0) return 15;
+        unsigned char bytes[8];
+        if (getrandom(bytes, sizeof bytes, 0) != sizeof bytes) return 16;
+        if (prctl(PR_SET_NAME, "allowlisted", 0, 0, 0) != 0) return 17;
+        struct utsname u;
+        if (uname(&u) != 0) return 18;
+        rlimit lim;
+        if (getrlimit(RLIMIT_NOFILE, &lim) != 0) return 19;
+        return 0;
+      },
+      SeccompMode::kAllowlist);
   EXPECT_EQ(r, 0) << "100: the kernel refused the filter; 1-19: the call of that number in "
                      "the test's body was not answered as expected";
 }
