@@ -3,9 +3,9 @@
 // 12 copies in flight, completion on one mbarrier per stage; its threads XOR the first 32-bit
 // lane of each word of a landed stage before thread 0 reuses it. Each block leaves its partial
 // in a scratch array, and the last block to finish (an atomic counter) XORs the partials into
-// `sum` and resets the counter for the next call. Used by read.cu (the judged streaming floor,
-// tests/bench/stream_floor.cu, whose own best kernel streams the same way) and by the fixture
-// tests/solutions/adversarial/stream_read/persisting_l2.cu.
+// `sum`, all its threads reading them at once, and resets the counter for the next call. Used by
+// read.cu (the judged streaming floor, tests/bench/stream_floor.cu, whose own best kernel streams
+// the same way) and by the fixture tests/solutions/adversarial/stream_read/persisting_l2.cu.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -39,28 +39,41 @@ __device__ __forceinline__ void wait(uint32_t bar, uint32_t parity) {
       : "memory");
 }
 
-// Every block's XOR of its slice, then the last block's XOR of all of them.
-__device__ void finish(unsigned acc, unsigned* partials, unsigned* done, int* sum) {
+// XOR of `v` over the block's threads (every thread gets it); `warps` is kThreads/32 words of
+// shared memory, free on entry and on return.
+__device__ __forceinline__ unsigned block_xor(unsigned v, unsigned* warps) {
 #pragma unroll
-  for (int o = 16; o > 0; o >>= 1) acc ^= __shfl_xor_sync(0xffffffffu, acc, o);
+  for (int o = 16; o > 0; o >>= 1) v ^= __shfl_xor_sync(0xffffffffu, v, o);
+  if (threadIdx.x % 32 == 0) warps[threadIdx.x / 32] = v;
+  __syncthreads();
+  v = 0;
+#pragma unroll
+  for (int w = 0; w < kThreads / 32; ++w) v ^= warps[w];
+  __syncthreads();
+  return v;
+}
+
+// Every block's XOR of its slice, then the last block's XOR of all of them: its threads read
+// the partials side by side (gridDim.x <= kThreads), not one after another.
+__device__ void finish(unsigned acc, unsigned* partials, unsigned* done, int* sum) {
   __shared__ unsigned warps[kThreads / 32];
   __shared__ bool last;
-  if (threadIdx.x % 32 == 0) warps[threadIdx.x / 32] = acc;
-  __syncthreads();
+  const unsigned b = block_xor(acc, warps);
   if (threadIdx.x == 0) {
-    unsigned b = 0;
-    for (int w = 0; w < kThreads / 32; ++w) b ^= warps[w];
     partials[blockIdx.x] = b;
     __threadfence();
     last = atomicAdd(done, 1u) == gridDim.x - 1;
   }
   __syncthreads();
-  if (!last || threadIdx.x != 0) return;
+  if (!last) return;
   __threadfence();
-  unsigned all = 0;
-  for (unsigned b = 0; b < gridDim.x; ++b) all ^= *static_cast<volatile unsigned*>(&partials[b]);
-  *sum = static_cast<int>(all);
-  *done = 0;
+  const unsigned mine =
+      threadIdx.x < gridDim.x ? *static_cast<volatile unsigned*>(&partials[threadIdx.x]) : 0u;
+  const unsigned all = block_xor(mine, warps);
+  if (threadIdx.x == 0) {
+    *sum = static_cast<int>(all);
+    *done = 0;
+  }
 }
 
 __global__ void __launch_bounds__(kThreads, 1)
