@@ -1417,6 +1417,10 @@ TimingSpec Session::timing_for_action() const {
     timing.min_samples = std::min(timing.min_samples, 5);
     timing.max_seconds = std::min(timing.max_seconds, 10.0);
     timing.warmup_calls = std::min(timing.warmup_calls, 2);
+    if (opts_.max_samples > 0) {
+      timing.max_samples = std::min(timing.max_samples, opts_.max_samples);
+      timing.min_samples = std::min(timing.min_samples, timing.max_samples);
+    }
   }
   return timing;
 }

@@ -62,6 +62,7 @@ struct JudgeOptions {
   std::vector<std::string> nvcc_flags;    ///< --nvcc-flag: allow-listed extra nvcc flags
   std::string worker_path;                ///< empty: fp4arena_worker next to the running program
   double call_timeout_seconds = 0;        ///< > 0 overrides the spec's per-call limit
+  int max_samples = 0;  ///< run, sweep: > 0 caps the timed samples per benchmark (not submit)
   BufferMode buffers = BufferMode::kRing;
   bool seccomp_allowlist = false;  ///< the worker's filter: the allowlist (else the denylist)
 };

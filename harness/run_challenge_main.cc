@@ -34,6 +34,7 @@ struct CliOptions {
   bool no_yardstick = false;
   bool no_progress = false;
   double timeout = 0;
+  int samples = 0;
   std::string cache_dir;
   std::string board_out;
   std::string challenges_dir = "challenges";
@@ -192,6 +193,9 @@ int main(int argc, char** argv) {
                "submit, sweep: skip the challenge's yardstick (cuBLAS, a device copy, ...)");
   app.add_flag("--no-progress", o.no_progress, "No live progress line on stderr");
   app.add_option("--timeout", o.timeout, "Per-call time limit in seconds (default: the spec's)");
+  app.add_option("--samples", o.samples,
+                 "run, sweep: at most this many timed samples per benchmark (1-15; a quicker "
+                 "look, every output still checked); submit keeps the spec's rule");
   app.add_option("--buffers", o.buffers,
                  "How the worker allocates argument buffers: ring (3 sets allocated once per "
                  "shape, used in turn: consecutive calls never share addresses) or fresh (new "
@@ -247,6 +251,11 @@ int main(int argc, char** argv) {
               << fp4arena::kMaxCallTimeoutSeconds << "]\n";
     return code(ExitCode::kUsage);
   }
+  if (o.samples != 0 && (o.samples < 1 || o.samples > 15 || o.action == "submit")) {
+    std::cerr << "run_challenge: --samples: expected 1 to 15 with --action run or sweep, got "
+              << o.samples << " with --action " << o.action << "\n";
+    return code(ExitCode::kUsage);
+  }
   uint64_t seed = 0;
   if (!o.seed.empty()) {
     char* end = nullptr;
@@ -281,6 +290,7 @@ int main(int argc, char** argv) {
   j.yardstick = !o.no_yardstick;
   j.progress = !o.no_progress;
   j.call_timeout_seconds = o.timeout;
+  j.max_samples = o.samples;
   j.cache_dir = o.cache_dir;
   j.buffers = o.buffers == "fresh" ? fp4arena::BufferMode::kFresh : fp4arena::BufferMode::kRing;
   j.seccomp_allowlist = o.seccomp == "allowlist";

@@ -212,8 +212,10 @@ inline JudgeRun expect_passes_every_test(const std::string& challenge_dir,
     ADD_FAILURE() << err;
     return r;
   }
-  std::vector<std::string> args = {challenge_dir, "--solution", solution,
-                                   "--action",    "run",        "--json"};
+  // Two timed samples: the check is of correctness (every output of every call is
+  // checked), not of speed.
+  std::vector<std::string> args = {challenge_dir, "--solution", solution,    "--action",
+                                   "run",         "--json",     "--samples", "2"};
   std::vector<std::string> names = fresh_random_cases(spec);
   for (const CaseSpec& c : spec.tests) names.push_back(c.name);
   for (const std::string& name : names) {
@@ -247,8 +249,9 @@ inline void expect_passes_every_shape(const std::string& challenge_dir, const st
   const std::string parent = unique_temp_dir(tag);
   ASSERT_FALSE(parent.empty()) << "mkdtemp failed";
   const std::string out_dir = parent + "/sweep";
-  const JudgeRun r = run_judge({challenge_dir, "--solution", solution, "--action", "sweep",
-                                "--shapes", shapes_file, "--no-yardstick", "--out", out_dir});
+  const JudgeRun r =
+      run_judge({challenge_dir, "--solution", solution, "--action", "sweep", "--shapes",
+                 shapes_file, "--no-yardstick", "--out", out_dir, "--samples", "2"});
   EXPECT_EQ(r.exit_code, static_cast<int>(ExitCode::kPassed)) << "stderr:\n" << r.err;
   std::ifstream in(out_dir + "/sweep.json");
   ASSERT_TRUE(in.good()) << "no sweep.json in " << out_dir << "; stderr:\n" << r.err;

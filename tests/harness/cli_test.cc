@@ -61,6 +61,24 @@ TEST(Cli, UsageErrorsNameTheArgument) {
   r = run_cli({challenge_dir(), "--solution", kNaive, "--device", "x"});
   EXPECT_EQ(r.exit_code, int(ExitCode::kUsage));
   EXPECT_NE(r.output.find("--device"), std::string::npos) << r.output;
+
+  // --samples: a quicker run or sweep only; a record keeps the spec's stopping rule.
+  r = run_cli({challenge_dir(), "--solution", kNaive, "--action", "submit", "--samples", "2"});
+  EXPECT_EQ(r.exit_code, int(ExitCode::kUsage));
+  EXPECT_NE(r.output.find("--samples: expected 1 to 15 with --action run or sweep, got 2 with "
+                          "--action submit"),
+            std::string::npos)
+      << r.output;
+  r = run_cli({challenge_dir(), "--solution", kNaive, "--action", "run", "--samples", "16"});
+  EXPECT_EQ(r.exit_code, int(ExitCode::kUsage));
+  EXPECT_NE(r.output.find("--samples: expected 1 to 15"), std::string::npos) << r.output;
+  r = run_cli({challenge_dir(), "--solution", kNaive, "--action", "run", "--samples", "two"});
+  EXPECT_EQ(r.exit_code, int(ExitCode::kUsage));
+  EXPECT_NE(r.output.find("--samples"), std::string::npos) << r.output;
+  if (!testing_util::no_gpu_reason().empty()) {  // accepted: without a GPU, compiled and checked
+    r = run_cli({challenge_dir(), "--solution", kNaive, "--action", "run", "--samples", "2"});
+    EXPECT_EQ(r.exit_code, int(ExitCode::kNoGpu)) << r.output;
+  }
 }
 
 TEST(Cli, MalformedSpecIsAUsageError) {

@@ -153,8 +153,8 @@ TEST_P(GpuQuantizeSolutions, PassesEveryTest) {
   for (const std::string& c : testing_util::fresh_random_cases(spec))
     cases.push_back({c, "passed"});
   cases.push_back({"activations", "passed"});
-  expect_verdicts(challenge(name), source_dir() + "/solutions/" + name + "/" + file, kPassed,
-                  cases);
+  expect_verdicts(challenge(name), source_dir() + "/solutions/" + name + "/" + file, kPassed, cases,
+                  {"--samples", "2"});
 }
 
 // Every .cu of the two challenges' solution folders, so that a new rung is covered at once.
