@@ -126,16 +126,8 @@ int leaderboard(const CliOptions& o) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  CliOptions o;
-  CLI::App app{
-      "fp4arena judge: compile a CUDA solution, validate it against the challenge's FP32 "
-      "oracle on every test case, and time its benchmarks.\n\n"
-      "  run_challenge challenges/nvfp4_matmul --solution my.cu --action run\n\n"
-      "Exit codes: 0 passed, 1 a case failed, 2 bad usage or spec, 3 compile error,\n"
-      "4 crash/CUDA error/timeout in solve(), 5 no GPU (compiled and checked only),\n"
-      "6 internal judge error.",
-      "run_challenge"};
+// Every option and flag of the command line, bound to `o`.
+void add_options(CLI::App& app, CliOptions& o) {
   app.add_option("challenge", o.challenge_dir,
                  "Challenge folder holding spec.json (e.g. challenges/nvfp4_matmul); for "
                  "--action list, the folder of challenges (default: challenges)");
@@ -211,22 +203,11 @@ int main(int argc, char** argv) {
   app.add_option("--cache-dir", o.cache_dir,
                  "Compiled-solution cache (default: $FP4ARENA_CACHE_DIR or ~/.cache/fp4arena)");
   app.set_version_flag("--version", std::string("run_challenge (fp4arena) ") + FP4ARENA_VERSION);
+}
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    app.exit(e);
-    return code(ExitCode::kUsage);
-  }
-
-  if (o.action == "list") return list_challenges(o);
-  if (o.action == "leaderboard") return leaderboard(o);
+// The checks CLI11 cannot make; -1 when every option is usable, else the exit code (the
+// message is printed).
+int check_options(const CliOptions& o) {
   if (o.language != "cuda") {
     std::cerr << "run_challenge: --language: only 'cuda' is supported, got '" << o.language
               << "'\n";
@@ -256,7 +237,11 @@ int main(int argc, char** argv) {
               << o.samples << " with --action " << o.action << "\n";
     return code(ExitCode::kUsage);
   }
-  uint64_t seed = 0;
+  return -1;
+}
+
+// --seed as a number; false (the message printed) when it is not an integer in [0, 2^63).
+bool parse_seed(const CliOptions& o, uint64_t* seed) {
   if (!o.seed.empty()) {
     char* end = nullptr;
     errno = 0;
@@ -264,12 +249,15 @@ int main(int argc, char** argv) {
     if (errno || !end || *end || o.seed[0] == '-' || v >= (1ull << 63)) {
       std::cerr << "run_challenge: --seed: expected an integer in [0, 2^63), got '" << o.seed
                 << "'\n";
-      return code(ExitCode::kUsage);
+      return false;
     }
-    seed = v;
+    *seed = v;
   }
-  while (o.challenge_dir.size() > 1 && o.challenge_dir.back() == '/') o.challenge_dir.pop_back();
+  return true;
+}
 
+// What the judge is asked to do, from the command line.
+fp4arena::JudgeOptions judge_options(const CliOptions& o, uint64_t seed) {
   fp4arena::JudgeOptions j;
   j.challenge_dir = o.challenge_dir;
   j.solution_path = o.solution;
@@ -294,6 +282,41 @@ int main(int argc, char** argv) {
   j.cache_dir = o.cache_dir;
   j.buffers = o.buffers == "fresh" ? fp4arena::BufferMode::kFresh : fp4arena::BufferMode::kRing;
   j.seccomp_allowlist = o.seccomp == "allowlist";
+  return j;
+}
+
+int main(int argc, char** argv) {
+  CliOptions o;
+  CLI::App app{
+      "fp4arena judge: compile a CUDA solution, validate it against the challenge's FP32 "
+      "oracle on every test case, and time its benchmarks.\n\n"
+      "  run_challenge challenges/nvfp4_matmul --solution my.cu --action run\n\n"
+      "Exit codes: 0 passed, 1 a case failed, 2 bad usage or spec, 3 compile error,\n"
+      "4 crash/CUDA error/timeout in solve(), 5 no GPU (compiled and checked only),\n"
+      "6 internal judge error.",
+      "run_challenge"};
+  add_options(app, o);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return code(ExitCode::kUsage);
+  }
+
+  if (o.action == "list") return list_challenges(o);
+  if (o.action == "leaderboard") return leaderboard(o);
+  if (int c = check_options(o); c >= 0) return c;
+  uint64_t seed = 0;
+  if (!parse_seed(o, &seed)) return code(ExitCode::kUsage);
+  while (o.challenge_dir.size() > 1 && o.challenge_dir.back() == '/') o.challenge_dir.pop_back();
+
+  fp4arena::JudgeOptions j = judge_options(o, seed);
   fp4arena::JudgeOutcome out = fp4arena::judge(j, std::cerr);
   if (o.json && !out.record.is_null())
     std::cout << out.record.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
