@@ -765,10 +765,11 @@ std::string shape_text(const Spec& spec, const std::map<std::string, int64_t>& d
   return s;
 }
 
-bool parse_spec(const nlohmann::json& doc, const std::string& path, Spec* out, std::string* err) {
-  Reader r(path);
-  Spec s;
-  s.path = path;
+namespace {
+
+// The schema, the revision, the name and the title.
+bool parse_header(Reader& r, const nlohmann::json& doc, Spec* sp, std::string* err) {
+  Spec& s = *sp;
   if (!doc.is_object()) return r.fail(err, "(top level)", "a JSON object", &doc);
   std::string schema;
   if (!r.str(doc, "schema", "schema", &schema, err)) return false;
@@ -791,6 +792,12 @@ bool parse_spec(const nlohmann::json& doc, const std::string& path, Spec* out, s
   }
   if (auto* t = r.get(doc, "title"); t && t->is_string()) s.title = t->get<std::string>();
 
+  return true;
+}
+
+// "dims": each dimension's range.
+bool parse_dims(Reader& r, const nlohmann::json& doc, Spec* sp, std::string* err) {
+  Spec& s = *sp;
   // Dimensions.
   const nlohmann::json* dims = r.get(doc, "dims");
   if (!dims || !dims->is_object() || dims->empty()) {
@@ -825,6 +832,103 @@ bool parse_spec(const nlohmann::json& doc, const std::string& path, Spec* out, s
     s.dims.push_back(d);
   }
 
+  return true;
+}
+
+// A buffer parameter's type, dtype, shape and (for an output) comparison; `base`, `is_const`
+// and `pointer` are its C type split (field `f`).
+bool parse_buffer(Reader& r, const nlohmann::json& pj, const std::string& f, const Spec& s,
+                  const BaseType* base, bool is_const, bool pointer, ParamSpec* out,
+                  std::string* err) {
+  ParamSpec& p = *out;
+  if (!pointer) return r.fail(err, f + ".type", "a pointer type for role " + p.role, &pj["type"]);
+  if (p.role == "in" && !is_const) {
+    return r.fail(err, f + ".type", "a const pointer for an input", &pj["type"]);
+  }
+  if (p.role == "out" && is_const) {
+    return r.fail(err, f + ".type", "a non-const pointer for an output", &pj["type"]);
+  }
+  p.dtype = base->dtype;
+  if (auto* dt = r.get(pj, "dtype")) {
+    DType want;
+    if (!dt->is_string() || !parse_dtype(dt->get<std::string>(), &want)) {
+      return r.fail(err, f + ".dtype",
+                    "one of uint8, int32, fp16, bf16, fp32, fp8_e4m3, fp8_e8m0, e2m1x2", dt);
+    }
+    bool allowed = want == base->dtype;
+    for (DType x : base->refinements) allowed |= x == want;
+    if (!allowed) {
+      return r.fail(err, f + ".dtype",
+                    std::string("a dtype stored as ") + base->c_name +
+                        " (fp8_e4m3, fp8_e8m0 and e2m1x2 are stored as uint8_t)",
+                    dt);
+    }
+    p.dtype = want;
+  }
+  const nlohmann::json* shape = r.get(pj, "shape");
+  if (!shape || !shape->is_array() || shape->empty() || shape->size() > 8) {
+    nlohmann::json none;
+    return r.fail(err, f + ".shape", "a non-empty array of at most 8 extent expressions",
+                  shape ? shape : &none);
+  }
+  for (size_t k = 0; k < shape->size(); ++k) {
+    const nlohmann::json& e = (*shape)[k];
+    std::string ef = f + ".shape[" + std::to_string(k) + "]";
+    if (!e.is_string()) return r.fail(err, ef, "a string expression of the dims", &e);
+    int64_t v;
+    std::string expr_err;
+    // Probe with dims that satisfy every multiple_of constraint.
+    std::map<std::string, int64_t> vars;
+    for (const DimSpec& d : s.dims) vars[d.name] = d.multiple_of * 16;
+    if (!eval_expr(e.get<std::string>(), vars, &v, &expr_err)) {
+      return r.fail(err, ef, "an expression of the dims (" + expr_err + ")", &e);
+    }
+    p.shape.push_back(e.get<std::string>());
+  }
+  if (p.role == "out" && !parse_compare(r, pj, f, &p, err)) return false;
+  return true;
+}
+
+// One parameter of the signature (field `f`); `names` holds the names seen so far.
+bool parse_param(Reader& r, const nlohmann::json& pj, const std::string& f, const Spec& s,
+                 std::set<std::string>* names, ParamSpec* out, std::string* err) {
+  ParamSpec p;
+  if (!pj.is_object()) return r.fail(err, f, "an object {name, type, role[, shape]}", &pj);
+  if (!r.str(pj, "name", f + ".name", &p.name, err)) return false;
+  if (p.name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") !=
+          std::string::npos ||
+      std::isdigit(static_cast<unsigned char>(p.name[0])) || p.name.size() > 64) {
+    return r.fail(err, f + ".name", "a C identifier", &pj["name"]);
+  }
+  if (!names->insert(p.name).second) return r.fail(err, f + ".name", "a unique name", &pj["name"]);
+  if (!r.str(pj, "type", f + ".type", &p.c_type, err)) return false;
+  bool is_const = false, pointer = false;
+  const BaseType* base = split_type(p.c_type, &is_const, &pointer);
+  if (!base) return r.fail(err, f + ".type", "one of " + type_list(), &pj["type"]);
+  if (!r.str(pj, "role", f + ".role", &p.role, err)) return false;
+  if (p.role == "in" || p.role == "out") {
+    if (!parse_buffer(r, pj, f, s, base, is_const, pointer, &p, err)) return false;
+  } else if (p.role == "dim") {
+    if (p.c_type != "int") return r.fail(err, f + ".type", "\"int\" for a dim", &pj["type"]);
+    p.scalar_type = "int";
+    bool known = false;
+    for (const DimSpec& d : s.dims) known |= d.name == p.name;
+    if (!known) return r.fail(err, f + ".name", "a name listed under dims", &pj["name"]);
+  } else if (p.role == "scalar") {
+    if (pointer || is_const || !base->scalar) {
+      return r.fail(err, f + ".type", "\"int\" or \"float\" for a scalar", &pj["type"]);
+    }
+    p.scalar_type = base->scalar;
+  } else {
+    return r.fail(err, f + ".role", "one of \"in\", \"out\", \"scalar\", \"dim\"", &pj["role"]);
+  }
+  *out = p;
+  return true;
+}
+
+// "signature": the function and its parameters; then the dims in signature order.
+bool parse_signature(Reader& r, const nlohmann::json& doc, Spec* sp, std::string* err) {
+  Spec& s = *sp;
   // Signature.
   const nlohmann::json* sig = r.get(doc, "signature");
   if (!sig || !sig->is_object()) {
@@ -845,83 +949,10 @@ bool parse_spec(const nlohmann::json& doc, const std::string& path, Spec* out, s
   }
   std::set<std::string> names;
   for (size_t i = 0; i < params->size(); ++i) {
-    const nlohmann::json& pj = (*params)[i];
-    std::string f = "signature.params[" + std::to_string(i) + "]";
-    if (!pj.is_object()) return r.fail(err, f, "an object {name, type, role[, shape]}", &pj);
     ParamSpec p;
-    if (!r.str(pj, "name", f + ".name", &p.name, err)) return false;
-    if (p.name.find_first_not_of(
-            "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") !=
-            std::string::npos ||
-        std::isdigit(static_cast<unsigned char>(p.name[0])) || p.name.size() > 64) {
-      return r.fail(err, f + ".name", "a C identifier", &pj["name"]);
-    }
-    if (!names.insert(p.name).second) return r.fail(err, f + ".name", "a unique name", &pj["name"]);
-    if (!r.str(pj, "type", f + ".type", &p.c_type, err)) return false;
-    bool is_const = false, pointer = false;
-    const BaseType* base = split_type(p.c_type, &is_const, &pointer);
-    if (!base) return r.fail(err, f + ".type", "one of " + type_list(), &pj["type"]);
-    if (!r.str(pj, "role", f + ".role", &p.role, err)) return false;
-    if (p.role == "in" || p.role == "out") {
-      if (!pointer)
-        return r.fail(err, f + ".type", "a pointer type for role " + p.role, &pj["type"]);
-      if (p.role == "in" && !is_const) {
-        return r.fail(err, f + ".type", "a const pointer for an input", &pj["type"]);
-      }
-      if (p.role == "out" && is_const) {
-        return r.fail(err, f + ".type", "a non-const pointer for an output", &pj["type"]);
-      }
-      p.dtype = base->dtype;
-      if (auto* dt = r.get(pj, "dtype")) {
-        DType want;
-        if (!dt->is_string() || !parse_dtype(dt->get<std::string>(), &want)) {
-          return r.fail(err, f + ".dtype",
-                        "one of uint8, int32, fp16, bf16, fp32, fp8_e4m3, fp8_e8m0, e2m1x2", dt);
-        }
-        bool allowed = want == base->dtype;
-        for (DType x : base->refinements) allowed |= x == want;
-        if (!allowed) {
-          return r.fail(err, f + ".dtype",
-                        std::string("a dtype stored as ") + base->c_name +
-                            " (fp8_e4m3, fp8_e8m0 and e2m1x2 are stored as uint8_t)",
-                        dt);
-        }
-        p.dtype = want;
-      }
-      const nlohmann::json* shape = r.get(pj, "shape");
-      if (!shape || !shape->is_array() || shape->empty() || shape->size() > 8) {
-        nlohmann::json none;
-        return r.fail(err, f + ".shape", "a non-empty array of at most 8 extent expressions",
-                      shape ? shape : &none);
-      }
-      for (size_t k = 0; k < shape->size(); ++k) {
-        const nlohmann::json& e = (*shape)[k];
-        std::string ef = f + ".shape[" + std::to_string(k) + "]";
-        if (!e.is_string()) return r.fail(err, ef, "a string expression of the dims", &e);
-        int64_t v;
-        std::string expr_err;
-        // Probe with dims that satisfy every multiple_of constraint.
-        std::map<std::string, int64_t> vars;
-        for (const DimSpec& d : s.dims) vars[d.name] = d.multiple_of * 16;
-        if (!eval_expr(e.get<std::string>(), vars, &v, &expr_err)) {
-          return r.fail(err, ef, "an expression of the dims (" + expr_err + ")", &e);
-        }
-        p.shape.push_back(e.get<std::string>());
-      }
-      if (p.role == "out" && !parse_compare(r, pj, f, &p, err)) return false;
-    } else if (p.role == "dim") {
-      if (p.c_type != "int") return r.fail(err, f + ".type", "\"int\" for a dim", &pj["type"]);
-      p.scalar_type = "int";
-      bool known = false;
-      for (const DimSpec& d : s.dims) known |= d.name == p.name;
-      if (!known) return r.fail(err, f + ".name", "a name listed under dims", &pj["name"]);
-    } else if (p.role == "scalar") {
-      if (pointer || is_const || !base->scalar) {
-        return r.fail(err, f + ".type", "\"int\" or \"float\" for a scalar", &pj["type"]);
-      }
-      p.scalar_type = base->scalar;
-    } else {
-      return r.fail(err, f + ".role", "one of \"in\", \"out\", \"scalar\", \"dim\"", &pj["role"]);
+    if (!parse_param(r, (*params)[i], "signature.params[" + std::to_string(i) + "]", s, &names, &p,
+                     err)) {
+      return false;
     }
     s.params.push_back(p);
   }
@@ -945,6 +976,12 @@ bool parse_spec(const nlohmann::json& doc, const std::string& path, Spec* out, s
     return pos(x.name) < pos(y.name);
   });
 
+  return true;
+}
+
+// "metric" and "limit".
+bool parse_metric(Reader& r, const nlohmann::json& doc, Spec* sp, std::string* err) {
+  Spec& s = *sp;
   // Metric and limit.
   const nlohmann::json* metric = r.get(doc, "metric");
   if (!metric || !metric->is_object()) {
@@ -987,6 +1024,12 @@ bool parse_spec(const nlohmann::json& doc, const std::string& path, Spec* out, s
                   &doc["limit"]);
   }
 
+  return true;
+}
+
+// "timeouts" and "timing".
+bool parse_timing(Reader& r, const nlohmann::json& doc, Spec* sp, std::string* err) {
+  Spec& s = *sp;
   // Timeouts and timing.
   if (auto* t = r.get(doc, "timeouts")) {
     if (!t->is_object()) return r.fail(err, "timeouts", "an object {call_seconds}", t);
@@ -1033,6 +1076,12 @@ bool parse_spec(const nlohmann::json& doc, const std::string& path, Spec* out, s
     }
   }
 
+  return true;
+}
+
+// "tests", "benchmarks", and the optional "sweep" and "random_tests".
+bool parse_case_lists(Reader& r, const nlohmann::json& doc, Spec* sp, std::string* err) {
+  Spec& s = *sp;
   // Cases.
   std::set<std::string> case_names;
   for (const char* key : {"tests", "benchmarks"}) {
@@ -1058,6 +1107,20 @@ bool parse_spec(const nlohmann::json& doc, const std::string& path, Spec* out, s
   }
   if (const nlohmann::json* random = r.get(doc, "random_tests")) {
     if (!parse_random_tests(r, *random, s, &s.random_tests, err)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool parse_spec(const nlohmann::json& doc, const std::string& path, Spec* out, std::string* err) {
+  Reader r(path);
+  Spec s;
+  s.path = path;
+  if (!parse_header(r, doc, &s, err) || !parse_dims(r, doc, &s, err) ||
+      !parse_signature(r, doc, &s, err) || !parse_metric(r, doc, &s, err) ||
+      !parse_timing(r, doc, &s, err) || !parse_case_lists(r, doc, &s, err)) {
+    return false;
   }
   *out = std::move(s);
   return true;
