@@ -187,6 +187,13 @@ inline JudgeRun expect_verdicts(const std::string& challenge_dir, const std::str
   return r;
 }
 
+/// How many random tests a run or submit of `spec` without --case draws.
+inline size_t random_test_count(const Spec& spec) {
+  size_t n = 0;
+  for (const RandomTestSpec& r : spec.random_tests) n += size_t(r.count);
+  return n;
+}
+
 /// One fresh case of each random_tests recipe of `spec`, as the names --case takes
 /// ("random_0a1b2c3d"): a rung's check meets shapes nobody chose, and its failure report
 /// names the case that replays it.

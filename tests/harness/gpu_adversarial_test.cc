@@ -439,14 +439,13 @@ TEST(GpuAdversarial, ChannelTakeoverGainsNothing) {
 // Reading the judge's /proc environ is refused by the worker's own user (a root judge) or by
 // the judge being not dumpable (a judge of the worker's user); only a root judge whose worker
 // had to keep the judge's user (the record's sandbox says why) lets it through.
-TEST(GpuAdversarial, ProbesOfTheJudgeAreRefused) {
-  FP4ARENA_SKIP_WITHOUT_GPU();
-  JudgeRun r = run_judge({challenge_dir(), "--solution", adversarial("reach_the_judge"), "--action",
-                          "run", "--json", "--case", "example", "--case", "rev1"});
-  const std::string log = "stderr:\n" + r.err;
-  ASSERT_EQ(r.exit_code, kPassed) << log;
-  const std::string sandbox = text_of(r.record, "sandbox");
-  const bool root_as_root = geteuid() == 0 && !contains(sandbox, "its own user");
+// The probes reach_the_judge printed ("reach_the_judge: NAME refused" or "... ALLOWED"): how
+// many were refused, counting as refused the judge's /proc environ that only a root judge whose
+// worker had to keep the judge's user (the record's sandbox says why) lets through. Any other
+// probe let through fails the test.
+int refused_probes(const JudgeRun& r, const std::string& log) {
+  const bool root_as_root =
+      geteuid() == 0 && !contains(text_of(r.record, "sandbox"), "its own user");
   std::regex line(R"(reach_the_judge: (.+) (refused|ALLOWED))");
   int refused = 0;
   for (auto it = std::sregex_iterator(r.err.begin(), r.err.end(), line);
@@ -458,8 +457,17 @@ TEST(GpuAdversarial, ProbesOfTheJudgeAreRefused) {
       EXPECT_TRUE(root_as_root && contains(name, "environ")) << name << " got through\n" << log;
     }
   }
-  EXPECT_EQ(refused + (root_as_root ? 1 : 0) >= 19, true) << "probes seen: " << refused << "\n"
-                                                          << log;
+  return refused + (root_as_root ? 1 : 0);
+}
+
+TEST(GpuAdversarial, ProbesOfTheJudgeAreRefused) {
+  FP4ARENA_SKIP_WITHOUT_GPU();
+  JudgeRun r = run_judge({challenge_dir(), "--solution", adversarial("reach_the_judge"), "--action",
+                          "run", "--json", "--case", "example", "--case", "rev1"});
+  const std::string log = "stderr:\n" + r.err;
+  ASSERT_EQ(r.exit_code, kPassed) << log;
+  const int refused = refused_probes(r, log);
+  EXPECT_EQ(refused >= 19, true) << "probes seen: " << refused << "\n" << log;
   EXPECT_EQ(worker_processes(), 0);
 }
 
@@ -488,9 +496,8 @@ TEST(GpuAdversarial, TwoJudgesOnOneGpuCannotReachEachOther) {
   Spec spec;
   std::string err;
   ASSERT_TRUE(load_spec(challenge_dir(), &spec, &err)) << err;
-  size_t drawn = 0;
-  for (const RandomTestSpec& r : spec.random_tests) drawn += size_t(r.count);
-  EXPECT_EQ(other.record["tests"].size(), spec.tests.size() + drawn) << log;
+  EXPECT_EQ(other.record["tests"].size(), spec.tests.size() + testing_util::random_test_count(spec))
+      << log;
   EXPECT_EQ(other.record["benchmarks"].size(), spec.benchmarks.size()) << log;
   for (const char* part : {"tests", "benchmarks"}) {
     for (const auto& c : other.record[part]) EXPECT_EQ(text_of(c, "verdict"), "passed") << log;
@@ -508,15 +515,7 @@ TEST(GpuAdversarial, TheAllowlistFilterRunsASolutionAndRefusesTheProbes) {
   const std::string log = "stderr:\n" + r.err;
   ASSERT_EQ(r.exit_code, kPassed) << log;
   EXPECT_TRUE(contains(text_of(r.record, "sandbox"), "seccomp allowlist")) << log;
-  std::regex allowed(R"(reach_the_judge: (.+) ALLOWED)");
-  for (auto it = std::sregex_iterator(r.err.begin(), r.err.end(), allowed);
-       it != std::sregex_iterator(); ++it) {
-    // Only a root judge whose worker kept its user reads the judge's environ (see above).
-    EXPECT_TRUE(contains((*it)[1], "environ") &&
-                !contains(text_of(r.record, "sandbox"), "its own user"))
-        << (*it)[1] << " got through\n"
-        << log;
-  }
+  refused_probes(r, log);
   EXPECT_EQ(worker_processes(), 0);
 }
 

@@ -10,6 +10,7 @@
 #include "harness/judge.h"
 #include "harness/spec.h"
 #include "reference/fp4_codecs.h"
+#include "tests/judge_run.h"
 #include "tests/test_util.h"
 
 namespace fp4arena {
@@ -68,9 +69,7 @@ TEST(GpuJudge, NaivePassesEveryCaseAndWritesTheRecord) {
   std::string err;
   ASSERT_TRUE(load_spec(challenge_dir(), &spec, &err));
   // The spec's tests, then the random_tests drawn for this run.
-  size_t drawn = 0;
-  for (const RandomTestSpec& r : spec.random_tests) drawn += size_t(r.count);
-  ASSERT_EQ(rec["tests"].size(), spec.tests.size() + drawn);
+  ASSERT_EQ(rec["tests"].size(), spec.tests.size() + testing_util::random_test_count(spec));
   for (size_t i = spec.tests.size(); i < rec["tests"].size(); ++i) {
     CaseSpec c;
     EXPECT_TRUE(random_case_named(spec, rec["tests"][i]["name"].get<std::string>(), &c))
