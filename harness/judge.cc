@@ -411,6 +411,10 @@ class Session {
  private:
   // Steps of run(), in order; each returns false with outcome->code set when the run ends.
   bool load_challenge(JudgeOutcome* outcome);
+  bool check_output_paths(JudgeOutcome* outcome);
+  void size_shared_memory();
+  ExitCode run_tool(JudgeOutcome* outcome);
+  void run_cases(JudgeOutcome* outcome);
   // The spec's random_tests: drawn afresh under run and submit, or replayed by --case NAME.
   bool add_random_tests();
   bool open_device(JudgeOutcome* outcome);
@@ -1930,17 +1934,7 @@ JudgeOutcome Session::run() {
     outcome.code = ExitCode::kUsage;
     return outcome;
   }
-  if (opts_.action == Action::kSubmit && !opts_.output_path.empty() &&
-      !check_output_path(opts_.output_path, &err)) {
-    log_ << "fp4arena: --output: " << err << "\n";
-    outcome.code = ExitCode::kUsage;
-    return outcome;
-  }
-  if (opts_.action == Action::kSweep && !check_sweep_dir(sweep_dir(), &err)) {
-    log_ << "fp4arena: --out: " << err << "\n";
-    outcome.code = ExitCode::kUsage;
-    return outcome;
-  }
+  if (!check_output_paths(&outcome)) return outcome;
   // Device first: it decides the architecture the solution is compiled for.
   if (!open_device(&outcome)) return outcome;
   if (!compile_step(&outcome)) return outcome;
@@ -1956,6 +1950,39 @@ JudgeOutcome Session::run() {
     return outcome;
   }
   print_device();
+  size_shared_memory();
+  if (opts_.action == Action::kSweep) {
+    outcome.code = run_sweep(&outcome);
+    return outcome;
+  }
+
+  if (opts_.action == Action::kSanitize || opts_.action == Action::kProfile) {
+    outcome.code = run_tool(&outcome);
+    return outcome;
+  }
+  run_cases(&outcome);
+  return outcome;
+}
+
+// --output (submit) and --out (sweep) are usable before anything is compiled or run.
+bool Session::check_output_paths(JudgeOutcome* outcome) {
+  std::string err;
+  if (opts_.action == Action::kSubmit && !opts_.output_path.empty() &&
+      !check_output_path(opts_.output_path, &err)) {
+    log_ << "fp4arena: --output: " << err << "\n";
+    outcome->code = ExitCode::kUsage;
+    return false;
+  }
+  if (opts_.action == Action::kSweep && !check_sweep_dir(sweep_dir(), &err)) {
+    log_ << "fp4arena: --out: " << err << "\n";
+    outcome->code = ExitCode::kUsage;
+    return false;
+  }
+  return true;
+}
+
+// The worker's shared memory: the largest layout of the cases this action runs.
+void Session::size_shared_memory() {
   for (const auto* list : {&spec_.tests, &spec_.benchmarks, &sweep_shapes_}) {
     if (list == &sweep_shapes_ && opts_.action != Action::kSweep) continue;
     if (list != &sweep_shapes_ && opts_.action == Action::kSweep) continue;
@@ -1963,28 +1990,29 @@ JudgeOutcome Session::run() {
       if (selected(c)) shm_bytes_ = std::max(shm_bytes_, layout_for(spec_, c.dims).total);
     }
   }
-  if (opts_.action == Action::kSweep) {
-    outcome.code = run_sweep(&outcome);
-    return outcome;
-  }
+}
 
-  if (opts_.action == Action::kSanitize || opts_.action == Action::kProfile) {
-    nlohmann::json record = {
-        {"schema", std::string("fp4arena.") + action_name(opts_.action) + ".v2"},
-        {"judge_version", FP4ARENA_VERSION},
-        {"created_utc", utc_now()},
-        {"challenge", {{"name", spec_.name}, {"spec_version", spec_.spec_version}}},
-        {"solution", {{"path", opts_.solution_path}, {"sha256", compiled_.source_sha256}}},
-        {"device", device_to_json(device_, nvcc_version_)}};
-    outcome.code = opts_.action == Action::kSanitize ? run_sanitize(&record) : run_profile(&record);
-    worker_.reset();
-    reap_orphans();
-    for (const std::string& f : tool_logs_) log_ << "tool log " << f << "\n";
-    record["tool_logs"] = tool_logs_;
-    outcome.record = record;
-    return outcome;
-  }
+// sanitize and profile: the action under its tool, and a record of what it found.
+ExitCode Session::run_tool(JudgeOutcome* outcome) {
+  nlohmann::json record = {
+      {"schema", std::string("fp4arena.") + action_name(opts_.action) + ".v2"},
+      {"judge_version", FP4ARENA_VERSION},
+      {"created_utc", utc_now()},
+      {"challenge", {{"name", spec_.name}, {"spec_version", spec_.spec_version}}},
+      {"solution", {{"path", opts_.solution_path}, {"sha256", compiled_.source_sha256}}},
+      {"device", device_to_json(device_, nvcc_version_)}};
+  const ExitCode code =
+      opts_.action == Action::kSanitize ? run_sanitize(&record) : run_profile(&record);
+  worker_.reset();
+  reap_orphans();
+  for (const std::string& f : tool_logs_) log_ << "tool log " << f << "\n";
+  record["tool_logs"] = tool_logs_;
+  outcome->record = record;
+  return code;
+}
 
+// run and submit: the selected tests, then the selected benchmarks, then the record.
+void Session::run_cases(JudgeOutcome* outcome) {
   // The judge's memory (expected outputs) must not be readable by the worker through
   // /proc/<pid>/mem or ptrace, even under the same user.
   prctl(PR_SET_DUMPABLE, 0);
@@ -2021,10 +2049,9 @@ JudgeOutcome Session::run() {
   }
   worker_.reset();
   reap_orphans();
-  outcome.code = finish(tests, benches, &outcome);
-  outcome.sample_seeds = sample_seeds_;
-  if (opts_.action == Action::kSubmit) write_record(&outcome);
-  return outcome;
+  outcome->code = finish(tests, benches, outcome);
+  outcome->sample_seeds = sample_seeds_;
+  if (opts_.action == Action::kSubmit) write_record(outcome);
 }
 
 ExitCode Session::run_sweep(JudgeOutcome* outcome) {
