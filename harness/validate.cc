@@ -159,6 +159,203 @@ bool worse(const Mismatch& a, const Mismatch& b) {
 
 }  // namespace
 
+namespace {
+
+// What one output's comparison needs for every element.
+struct Comparison {
+  DType t;
+  CompareSpec cmp;
+  Tolerance tol;
+  bool nan_poison, exact, has_ties;
+  const uint8_t* got;
+  Poison poison;
+  const uint8_t* second;
+  Poison second_poison;
+  const ExpectedOutput& expected;
+};
+
+// The summary grid: at most kMapRows x kMapCols cells over the output, each cell's elements.
+struct Grid {
+  int64_t rows, cols;
+  int map_rows, map_cols;
+  std::vector<int64_t> count;
+  size_t cells() const { return size_t(map_rows) * map_cols; }
+  size_t cell_of(int64_t r, int64_t c) const {
+    return size_t(r * map_rows / rows) * map_cols + size_t(c * map_cols / cols);
+  }
+};
+
+Grid make_grid(int64_t rows, int64_t cols) {
+  Grid g{rows,
+         cols,
+         int(std::min<int64_t>(kMapRows, rows)),
+         int(std::min<int64_t>(kMapCols, cols)),
+         {}};
+  g.count.assign(g.cells(), 0);
+  for (int cr = 0; cr < g.map_rows; ++cr) {
+    int64_t r_lo = (int64_t(cr) * rows + g.map_rows - 1) / g.map_rows;
+    int64_t r_hi = (int64_t(cr + 1) * rows + g.map_rows - 1) / g.map_rows;
+    for (int cc = 0; cc < g.map_cols; ++cc) {
+      int64_t c_lo = (int64_t(cc) * cols + g.map_cols - 1) / g.map_cols;
+      int64_t c_hi = (int64_t(cc + 1) * cols + g.map_cols - 1) / g.map_cols;
+      g.count[size_t(cr) * g.map_cols + cc] = (r_hi - r_lo) * (c_hi - c_lo);
+    }
+  }
+  return g;
+}
+
+// Element i (row r, column c): whether it passes; *m describes it, *pt gathers its errors.
+bool check_element(const Comparison& k, int64_t r, int64_t c, int64_t i, Mismatch* m, Partial* pt) {
+  const DType t = k.t;
+  const uint32_t code = element_code(t, k.got, i);
+  bool unwritten;
+  if (k.nan_poison) {
+    unwritten = code == poison_code(t, k.poison, i);
+  } else {
+    unwritten = k.second && code == poison_code(t, k.poison, i) &&
+                element_code(t, k.second, i) == poison_code(t, k.second_poison, i);
+  }
+  *m = Mismatch{r, c, 0, 0, false, 0, code, unwritten, std::numeric_limits<double>::infinity()};
+  if (k.exact) {
+    const uint32_t want = element_code(t, k.expected.bytes.data(), i);
+    bool ok = !unwritten && code == want;
+    if (!ok && k.has_ties && !unwritten && k.expected.tie[size_t(i)]) {
+      for (const std::vector<uint8_t>& alt : k.expected.alternatives) {
+        if (code == element_code(t, alt.data(), i)) {
+          ok = true;
+          ++pt->ties;
+          break;
+        }
+      }
+    }
+    m->codes = true;
+    m->expected_code = want;
+    m->expected = element_value(t, k.expected.bytes.data(), i);
+    m->got = element_value(t, k.got, i);
+    return ok;
+  }
+  const double g = element_value(t, k.got, i);
+  const double ref = k.expected.values[size_t(i)];
+  m->expected = ref;
+  m->got = g;
+  if (unwritten || !std::isfinite(g)) return false;
+  const double abs_err = std::fabs(g - ref);
+  const bool ulp = k.cmp.kind == CompareKind::kUlp;
+  const double allowed =
+      ulp ? double(k.cmp.max_ulp) * ulp_at(t, ref) : k.tol.atol + k.tol.rtol * std::fabs(ref);
+  pt->max_abs = std::max(pt->max_abs, abs_err);
+  if (ref != 0) pt->max_rel = std::max(pt->max_rel, abs_err / std::fabs(ref));
+  m->excess =
+      allowed > 0 ? abs_err / allowed : (abs_err > 0 ? std::numeric_limits<double>::infinity() : 0);
+  pt->max_excess = std::max(pt->max_excess, m->excess);
+  return ulp ? abs_err <= allowed : within_tolerance(g, ref, k.tol);
+}
+
+// Rows [r0, r1) of the output into *pt.
+void check_rows(const Comparison& k, const Grid& grid, int64_t r0, int64_t r1, Partial* pt) {
+  for (int64_t r = r0; r < r1; ++r) {
+    for (int64_t c = 0; c < grid.cols; ++c) {
+      Mismatch m;
+      if (check_element(k, r, c, r * grid.cols + c, &m, pt)) continue;
+      ++pt->mismatches;
+      if (m.unwritten) {
+        ++pt->unwritten;
+      } else if (!k.exact && !std::isfinite(m.got)) {
+        ++pt->nonfinite;
+      }
+      const size_t cell = grid.cell_of(r, c);
+      ++pt->cell_fail[cell];
+      Cell& w = pt->cell_worst[cell];
+      if (!w.set || worse(m, w.m)) w = Cell{m, true};
+    }
+  }
+}
+
+void merge(const Partial& pt, Partial* total) {
+  total->mismatches += pt.mismatches;
+  total->nonfinite += pt.nonfinite;
+  total->unwritten += pt.unwritten;
+  total->ties += pt.ties;
+  total->max_abs = std::max(total->max_abs, pt.max_abs);
+  total->max_rel = std::max(total->max_rel, pt.max_rel);
+  total->max_excess = std::max(total->max_excess, pt.max_excess);
+  for (size_t k = 0; k < pt.cell_fail.size(); ++k) {
+    total->cell_fail[k] += pt.cell_fail[k];
+    Cell& w = total->cell_worst[k];
+    if (pt.cell_worst[k].set && (!w.set || worse(pt.cell_worst[k].m, w.m))) {
+      w = pt.cell_worst[k];
+    }
+  }
+}
+
+// What a failing element of comparison `cmp` is, in words.
+std::string rule_text(const CompareSpec& cmp) {
+  switch (cmp.kind) {
+    case CompareKind::kTolerance: {
+      std::ostringstream r;
+      r << "outside atol " << cmp.atol << " + rtol " << cmp.rtol;
+      return r.str();
+    }
+    case CompareKind::kUlp:
+      return "outside " + std::to_string(cmp.max_ulp) + " ulp";
+    case CompareKind::kExact:
+      return "differ from the oracle's codes";
+    case CompareKind::kExactOrTie:
+      return "differ from the oracle's codes (and from the other neighbour where a tie is marked)";
+  }
+  return "";
+}
+
+std::string tile_map(const std::string& name, const Grid& g, const Partial& total) {
+  std::ostringstream map;
+  map << "failing tiles of '" << name << "' (" << g.map_rows << " x " << g.map_cols << " grid over "
+      << g.rows << " x " << g.cols << "; '.' all pass, 'x' some fail, '#' all fail):\n";
+  for (int cr = 0; cr < g.map_rows; ++cr) {
+    map << "  ";
+    for (int cc = 0; cc < g.map_cols; ++cc) {
+      size_t k = size_t(cr) * g.map_cols + cc;
+      int64_t f = total.cell_fail[k];
+      map << (f == 0 ? '.' : f >= g.count[k] ? '#' : 'x');
+    }
+    map << "\n";
+  }
+  return map.str();
+}
+
+// The report's figures, worst elements, summary and (when failing) tile map from `total`.
+void fill_report(const ParamSpec& p, bool exact, const Grid& grid, const Partial& total,
+                 OutputReport* res) {
+  res->mismatches = total.mismatches;
+  res->nonfinite = total.nonfinite;
+  res->unwritten = total.unwritten;
+  res->ties = total.ties;
+  res->max_abs_err = total.max_abs;
+  res->max_rel_err = total.max_rel;
+  res->max_excess = total.max_excess;
+  for (const Cell& c : total.cell_worst) {
+    if (c.set) res->worst.push_back(c.m);
+  }
+  std::sort(res->worst.begin(), res->worst.end(), worse);
+  if (res->worst.size() > kWorst) res->worst.resize(kWorst);
+  res->passed = res->mismatches == 0;
+  std::ostringstream s;
+  if (res->passed) {
+    s << "'" << p.name << "': all " << res->elements << " elements pass";
+    if (!exact) s << " (max abs err " << res->max_abs_err << ")";
+    if (res->ties) s << "; " << res->ties << " ties took the other neighbour";
+    res->summary = s.str();
+    return;
+  }
+  s << "'" << p.name << "': " << res->mismatches << " of " << res->elements << " elements "
+    << rule_text(p.compare);
+  if (res->unwritten) s << "; " << res->unwritten << " never written";
+  if (res->nonfinite) s << "; " << res->nonfinite << " NaN/Inf";
+  res->summary = s.str();
+  res->tile_map = tile_map(p.name, grid, total);
+}
+
+}  // namespace
+
 OutputReport compare_output(const ParamSpec& p, int64_t rows, int64_t cols, const uint8_t* got,
                             Poison poison, const uint8_t* second, Poison second_poison,
                             const ExpectedOutput& expected) {
@@ -171,174 +368,33 @@ OutputReport compare_output(const ParamSpec& p, int64_t rows, int64_t cols, cons
     res.summary = "no elements";
     return res;
   }
-  const DType t = p.dtype;
   const CompareSpec& cmp = p.compare;
-  const bool nan_poison = dtype_has_nan_poison(t);
-  const int map_rows = static_cast<int>(std::min<int64_t>(kMapRows, rows));
-  const int map_cols = static_cast<int>(std::min<int64_t>(kMapCols, cols));
-  const size_t cells = size_t(map_rows) * map_cols;
-  auto cell_of = [&](int64_t r, int64_t c) {
-    return size_t(r * map_rows / rows) * map_cols + size_t(c * map_cols / cols);
-  };
-  std::vector<int64_t> cell_count(cells, 0);
-  for (int cr = 0; cr < map_rows; ++cr) {
-    int64_t r_lo = (int64_t(cr) * rows + map_rows - 1) / map_rows;
-    int64_t r_hi = (int64_t(cr + 1) * rows + map_rows - 1) / map_rows;
-    for (int cc = 0; cc < map_cols; ++cc) {
-      int64_t c_lo = (int64_t(cc) * cols + map_cols - 1) / map_cols;
-      int64_t c_hi = (int64_t(cc + 1) * cols + map_cols - 1) / map_cols;
-      cell_count[size_t(cr) * map_cols + cc] = (r_hi - r_lo) * (c_hi - c_lo);
-    }
-  }
-  const Tolerance tol{cmp.atol, cmp.rtol};
   const bool exact = cmp.kind == CompareKind::kExact || cmp.kind == CompareKind::kExactOrTie;
-  const bool has_ties = cmp.kind == CompareKind::kExactOrTie && !expected.tie.empty();
-
+  const Comparison k{p.dtype,
+                     cmp,
+                     Tolerance{cmp.atol, cmp.rtol},
+                     dtype_has_nan_poison(p.dtype),
+                     exact,
+                     cmp.kind == CompareKind::kExactOrTie && !expected.tie.empty(),
+                     got,
+                     poison,
+                     second,
+                     second_poison,
+                     expected};
+  const Grid grid = make_grid(rows, cols);
   std::mutex mu;
   Partial total;
-  total.cell_fail.assign(cells, 0);
-  total.cell_worst.assign(cells, Cell{});
+  total.cell_fail.assign(grid.cells(), 0);
+  total.cell_worst.assign(grid.cells(), Cell{});
   parallel_for(rows, [&](int64_t r0, int64_t r1) {
     Partial pt;
-    pt.cell_fail.assign(cells, 0);
-    pt.cell_worst.assign(cells, Cell{});
-    for (int64_t r = r0; r < r1; ++r) {
-      for (int64_t c = 0; c < cols; ++c) {
-        const int64_t i = r * cols + c;
-        const uint32_t code = element_code(t, got, i);
-        bool unwritten;
-        if (nan_poison) {
-          unwritten = code == poison_code(t, poison, i);
-        } else {
-          unwritten = second && code == poison_code(t, poison, i) &&
-                      element_code(t, second, i) == poison_code(t, second_poison, i);
-        }
-        Mismatch m{r, c, 0, 0, false, 0, code, unwritten, std::numeric_limits<double>::infinity()};
-        bool ok;
-        if (exact) {
-          const uint32_t want = element_code(t, expected.bytes.data(), i);
-          ok = !unwritten && code == want;
-          if (!ok && has_ties && !unwritten && expected.tie[size_t(i)]) {
-            for (const std::vector<uint8_t>& alt : expected.alternatives) {
-              if (code == element_code(t, alt.data(), i)) {
-                ok = true;
-                ++pt.ties;
-                break;
-              }
-            }
-          }
-          m.codes = true;
-          m.expected_code = want;
-          m.expected = element_value(t, expected.bytes.data(), i);
-          m.got = element_value(t, got, i);
-        } else {
-          const double g = element_value(t, got, i);
-          const double ref = expected.values[size_t(i)];
-          m.expected = ref;
-          m.got = g;
-          if (unwritten || !std::isfinite(g)) {
-            ok = false;
-          } else {
-            const double abs_err = std::fabs(g - ref);
-            const double allowed = cmp.kind == CompareKind::kUlp
-                                       ? double(cmp.max_ulp) * ulp_at(t, ref)
-                                       : tol.atol + tol.rtol * std::fabs(ref);
-            ok = cmp.kind == CompareKind::kUlp ? abs_err <= allowed : within_tolerance(g, ref, tol);
-            pt.max_abs = std::max(pt.max_abs, abs_err);
-            if (ref != 0) pt.max_rel = std::max(pt.max_rel, abs_err / std::fabs(ref));
-            m.excess = allowed > 0 ? abs_err / allowed
-                                   : (abs_err > 0 ? std::numeric_limits<double>::infinity() : 0);
-            pt.max_excess = std::max(pt.max_excess, m.excess);
-          }
-        }
-        if (ok) continue;
-        ++pt.mismatches;
-        if (unwritten) {
-          ++pt.unwritten;
-        } else if (!exact && !std::isfinite(m.got)) {
-          ++pt.nonfinite;
-        }
-        const size_t cell = cell_of(r, c);
-        ++pt.cell_fail[cell];
-        Cell& w = pt.cell_worst[cell];
-        if (!w.set || worse(m, w.m)) w = Cell{m, true};
-      }
-    }
+    pt.cell_fail.assign(grid.cells(), 0);
+    pt.cell_worst.assign(grid.cells(), Cell{});
+    check_rows(k, grid, r0, r1, &pt);
     std::lock_guard<std::mutex> lock(mu);
-    total.mismatches += pt.mismatches;
-    total.nonfinite += pt.nonfinite;
-    total.unwritten += pt.unwritten;
-    total.ties += pt.ties;
-    total.max_abs = std::max(total.max_abs, pt.max_abs);
-    total.max_rel = std::max(total.max_rel, pt.max_rel);
-    total.max_excess = std::max(total.max_excess, pt.max_excess);
-    for (size_t k = 0; k < cells; ++k) {
-      total.cell_fail[k] += pt.cell_fail[k];
-      Cell& w = total.cell_worst[k];
-      if (pt.cell_worst[k].set && (!w.set || worse(pt.cell_worst[k].m, w.m))) {
-        w = pt.cell_worst[k];
-      }
-    }
+    merge(pt, &total);
   });
-
-  res.mismatches = total.mismatches;
-  res.nonfinite = total.nonfinite;
-  res.unwritten = total.unwritten;
-  res.ties = total.ties;
-  res.max_abs_err = total.max_abs;
-  res.max_rel_err = total.max_rel;
-  res.max_excess = total.max_excess;
-  for (const Cell& c : total.cell_worst) {
-    if (c.set) res.worst.push_back(c.m);
-  }
-  std::sort(res.worst.begin(), res.worst.end(), worse);
-  if (res.worst.size() > kWorst) res.worst.resize(kWorst);
-  res.passed = res.mismatches == 0;
-
-  std::ostringstream s;
-  std::string rule;
-  switch (cmp.kind) {
-    case CompareKind::kTolerance: {
-      std::ostringstream r;
-      r << "outside atol " << cmp.atol << " + rtol " << cmp.rtol;
-      rule = r.str();
-      break;
-    }
-    case CompareKind::kUlp:
-      rule = "outside " + std::to_string(cmp.max_ulp) + " ulp";
-      break;
-    case CompareKind::kExact:
-      rule = "differ from the oracle's codes";
-      break;
-    case CompareKind::kExactOrTie:
-      rule = "differ from the oracle's codes (and from the other neighbour where a tie is marked)";
-      break;
-  }
-  if (res.passed) {
-    s << "'" << p.name << "': all " << res.elements << " elements pass";
-    if (!exact) s << " (max abs err " << res.max_abs_err << ")";
-    if (res.ties) s << "; " << res.ties << " ties took the other neighbour";
-    res.summary = s.str();
-    return res;
-  }
-  s << "'" << p.name << "': " << res.mismatches << " of " << res.elements << " elements " << rule;
-  if (res.unwritten) s << "; " << res.unwritten << " never written";
-  if (res.nonfinite) s << "; " << res.nonfinite << " NaN/Inf";
-  res.summary = s.str();
-
-  std::ostringstream map;
-  map << "failing tiles of '" << p.name << "' (" << map_rows << " x " << map_cols << " grid over "
-      << rows << " x " << cols << "; '.' all pass, 'x' some fail, '#' all fail):\n";
-  for (int cr = 0; cr < map_rows; ++cr) {
-    map << "  ";
-    for (int cc = 0; cc < map_cols; ++cc) {
-      size_t k = size_t(cr) * map_cols + cc;
-      int64_t f = total.cell_fail[k];
-      map << (f == 0 ? '.' : f >= cell_count[k] ? '#' : 'x');
-    }
-    map << "\n";
-  }
-  res.tile_map = map.str();
+  fill_report(p, exact, grid, total, &res);
   return res;
 }
 
