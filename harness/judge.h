@@ -64,7 +64,7 @@ struct JudgeOptions {
   double call_timeout_seconds = 0;        ///< > 0 overrides the spec's per-call limit
   int max_samples = 0;  ///< run, sweep: > 0 caps the timed samples per benchmark (not submit)
   BufferMode buffers = BufferMode::kRing;
-  bool seccomp_allowlist = false;  ///< the worker's filter: the allowlist (else the denylist)
+  bool seccomp_allowlist = true;  ///< the worker's filter: the allowlist (else the denylist)
 };
 
 struct JudgeOutcome {

@@ -39,7 +39,7 @@ struct CliOptions {
   std::string board_out;
   std::string challenges_dir = "challenges";
   std::string buffers = "ring";
-  std::string seccomp = "denylist";
+  std::string seccomp = "allowlist";
   std::string seed;
   std::string shapes;
   std::vector<std::string> include_dirs;
@@ -195,9 +195,10 @@ void add_options(CLI::App& app, CliOptions& o) {
       ->check(CLI::IsMember({"ring", "fresh"}))
       ->capture_default_str();
   app.add_option("--seccomp", o.seccomp,
-                 "The worker's system-call filter: denylist (what reaches beyond the worker is "
-                 "refused) or allowlist (stricter: only the calls harness/sandbox.cc lists; "
-                 "not yet the default)")
+                 "The worker's system-call filter: allowlist (only the calls harness/sandbox.cc "
+                 "lists; every other call answers ENOSYS) or denylist (not submit: what reaches "
+                 "beyond the worker is refused, the rest allowed; to tell whether a failure is "
+                 "the allowlist's)")
       ->check(CLI::IsMember({"denylist", "allowlist"}))
       ->capture_default_str();
   app.add_option("--cache-dir", o.cache_dir,
@@ -235,6 +236,12 @@ int check_options(const CliOptions& o) {
   if (o.samples != 0 && (o.samples < 1 || o.samples > 15 || o.action == "submit")) {
     std::cerr << "run_challenge: --samples: expected 1 to 15 with --action run or sweep, got "
               << o.samples << " with --action " << o.action << "\n";
+    return code(ExitCode::kUsage);
+  }
+  if (o.seccomp == "denylist" && o.action == "submit") {
+    std::cerr
+        << "run_challenge: --seccomp: submit always runs under the allowlist; denylist is for "
+           "the other actions\n";
     return code(ExitCode::kUsage);
   }
   return -1;

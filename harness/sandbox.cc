@@ -132,7 +132,8 @@ std::vector<long> allowed_calls() {
         SYS_statx, SYS_statfs, SYS_fstatfs, SYS_faccessat, SYS_faccessat2, SYS_readlinkat,
         SYS_getdents64, SYS_fcntl, SYS_dup, SYS_dup3, SYS_pipe2, SYS_ftruncate, SYS_fallocate,
         SYS_fsync, SYS_fdatasync, SYS_flock, SYS_renameat, SYS_renameat2, SYS_unlinkat, SYS_mkdirat,
-        SYS_utimensat, SYS_fchmod, SYS_fchmodat, SYS_getcwd, SYS_umask,
+        SYS_utimensat, SYS_fchmod, SYS_fchmodat, SYS_getcwd, SYS_umask, SYS_truncate, SYS_linkat,
+        SYS_symlinkat, SYS_mknodat,
         // Waiting on descriptors and events.
         SYS_ppoll, SYS_pselect6, SYS_epoll_create1, SYS_epoll_ctl, SYS_epoll_pwait,
         SYS_epoll_pwait2, SYS_eventfd2, SYS_timerfd_create, SYS_timerfd_settime,
@@ -146,7 +147,7 @@ std::vector<long> allowed_calls() {
         SYS_sched_getaffinity, SYS_sched_getparam, SYS_sched_getscheduler, SYS_sched_getattr,
         SYS_sched_get_priority_max, SYS_sched_get_priority_min, SYS_getpriority, SYS_getcpu,
         SYS_nanosleep, SYS_clock_nanosleep, SYS_clock_gettime, SYS_clock_getres, SYS_gettimeofday,
-        SYS_wait4, SYS_waitid,
+        SYS_wait4, SYS_waitid, SYS_restart_syscall,
         // Signals of its own (to other processes: the rules above).
         SYS_rt_sigaction, SYS_rt_sigprocmask, SYS_rt_sigreturn, SYS_sigaltstack,
         SYS_rt_sigtimedwait, SYS_rt_sigsuspend, SYS_rt_sigpending, SYS_setitimer, SYS_getitimer,
@@ -159,7 +160,7 @@ std::vector<long> allowed_calls() {
         SYS_arch_prctl, SYS_open, SYS_stat, SYS_lstat, SYS_access, SYS_readlink, SYS_poll,
         SYS_select, SYS_epoll_create, SYS_epoll_wait, SYS_pipe, SYS_dup2, SYS_rename, SYS_unlink,
         SYS_mkdir, SYS_rmdir, SYS_chmod, SYS_getrlimit, SYS_time, SYS_alarm, SYS_pause,
-        SYS_getdents, SYS_eventfd,
+        SYS_getdents, SYS_eventfd, SYS_creat, SYS_link, SYS_symlink, SYS_mknod,
 #endif
   };
 }
@@ -349,10 +350,13 @@ bool apply_worker_sandbox(std::string* description, std::string* err, SeccompMod
     allow_only_if(&f, nr, kArg0, self);
   }
   // ioctl(TIOCSTI) types into whatever terminal a descriptor it inherited belongs to.
-  f.push_back(jump(BPF_JMP | BPF_JEQ | BPF_K, uint32_t(SYS_ioctl), 0, 3));
+  // Every other request is allowed here: the accumulator now holds the request, so no later
+  // rule may see it (the allowlist compares call numbers).
+  f.push_back(jump(BPF_JMP | BPF_JEQ | BPF_K, uint32_t(SYS_ioctl), 0, 4));
   f.push_back(stmt(BPF_LD | BPF_W | BPF_ABS, kArg1));
   f.push_back(jump(BPF_JMP | BPF_JEQ | BPF_K, uint32_t(TIOCSTI), 0, 1));
   f.push_back(stmt(BPF_RET | BPF_K, kRefused));
+  f.push_back(stmt(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
   if (mode == SeccompMode::kAllowlist) {
     add_allowlist(&f);
   } else {

@@ -51,13 +51,14 @@ bool restrict_file_writes(const std::string& writable_dir, std::string* descript
 /// refused_calls) perf events, BPF, io_uring, syslog, SysV IPC, keyrings, mounts, namespaces
 /// and chroot, kernel modules, reboot and kexec, swap, accounting, setting clocks and host
 /// names; clone3 gets ENOSYS (its flags cannot be inspected; the C library falls back to
-/// clone). Threads stay allowed. kDenylist: what is not named stays allowed. kAllowlist: only
-/// the calls sandbox.cc lists (allowed_calls, by group; setpriority, sched_set* and prlimit64
-/// on the caller only) are allowed besides those, and every other call answers ENOSYS.
+/// clone). Threads stay allowed. kAllowlist (the worker's default): only the calls sandbox.cc
+/// lists (allowed_calls, by group; setpriority, sched_set* and prlimit64 on the caller only)
+/// are allowed besides those, and every other call answers ENOSYS. kDenylist (a diagnostic
+/// for run and check): what is not named stays allowed.
 /// Returns a one-line description of what is active, or false with *err when the kernel
 /// refused the filter.
 enum class SeccompMode { kDenylist, kAllowlist };
 bool apply_worker_sandbox(std::string* description, std::string* err,
-                          SeccompMode mode = SeccompMode::kDenylist);
+                          SeccompMode mode = SeccompMode::kAllowlist);
 
 }  // namespace fp4arena

@@ -235,11 +235,7 @@ bool become(const WorkerIdentity& id) {
   // refuses; otherwise the sandbox is always on, whatever the judge's environment says.
   if (opts.wrapper.empty()) {
     unsetenv("FP4ARENA_NO_SANDBOX");
-    if (opts.seccomp_allowlist) {
-      setenv("FP4ARENA_SECCOMP", "allowlist", 1);
-    } else {
-      unsetenv("FP4ARENA_SECCOMP");
-    }
+    setenv("FP4ARENA_SECCOMP", opts.seccomp_allowlist ? "allowlist" : "denylist", 1);
     // Temporary files, and CUDA's JIT cache (a cache shared with other runs could be
     // poisoned), go to the private folder.
     setenv("TMPDIR", private_dir.c_str(), 1);

@@ -30,7 +30,7 @@ struct WorkerOptions {
   bool own_user = true;
   std::string own_user_off;
   /// The worker's seccomp filter: the allowlist instead of the denylist (harness/sandbox.h).
-  bool seccomp_allowlist = false;
+  bool seccomp_allowlist = true;
 };
 
 /// How one call ended, seen from the judge.

@@ -377,8 +377,8 @@ int main(int argc, char** argv) {
   // seccomp after CUDA is up and before any user code is loaded; it covers every thread.
   if (sandboxed) {
     const char* filter = std::getenv("FP4ARENA_SECCOMP");
-    const SeccompMode mode = filter && std::string(filter) == "allowlist" ? SeccompMode::kAllowlist
-                                                                          : SeccompMode::kDenylist;
+    const SeccompMode mode = filter && std::string(filter) == "denylist" ? SeccompMode::kDenylist
+                                                                         : SeccompMode::kAllowlist;
     if (!apply_worker_sandbox(&sandbox, &err, mode)) fatal("cannot install the sandbox: " + err);
     sandbox += "; " + files;
   }

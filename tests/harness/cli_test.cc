@@ -75,6 +75,16 @@ TEST(Cli, UsageErrorsNameTheArgument) {
   r = run_cli({challenge_dir(), "--solution", kNaive, "--action", "run", "--samples", "two"});
   EXPECT_EQ(r.exit_code, int(ExitCode::kUsage));
   EXPECT_NE(r.output.find("--samples"), std::string::npos) << r.output;
+  // --seccomp denylist: a diagnostic for run and check; a record is always made under the
+  // allowlist.
+  r = run_cli(
+      {challenge_dir(), "--solution", kNaive, "--action", "submit", "--seccomp", "denylist"});
+  EXPECT_EQ(r.exit_code, int(ExitCode::kUsage));
+  EXPECT_NE(r.output.find("--seccomp: submit always runs under the allowlist"), std::string::npos)
+      << r.output;
+  r = run_cli({challenge_dir(), "--solution", kNaive, "--seccomp", "none"});
+  EXPECT_EQ(r.exit_code, int(ExitCode::kUsage));
+  EXPECT_NE(r.output.find("--seccomp"), std::string::npos) << r.output;
   if (!testing_util::no_gpu_reason().empty()) {  // accepted: without a GPU, compiled and checked
     r = run_cli({challenge_dir(), "--solution", kNaive, "--action", "run", "--samples", "2"});
     EXPECT_EQ(r.exit_code, int(ExitCode::kNoGpu)) << r.output;

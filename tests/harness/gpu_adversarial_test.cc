@@ -505,13 +505,13 @@ TEST(GpuAdversarial, TwoJudgesOnOneGpuCannotReachEachOther) {
   EXPECT_EQ(worker_processes(), 0);
 }
 
-// The allowlist filter (--seccomp allowlist) leaves every call CUDA and a solution's host code
-// make on a real GPU working, and still refuses every probe of the judge.
+// The allowlist filter, the default, leaves every call CUDA and a solution's host code make
+// on a real GPU working, and still refuses every probe of the judge.
 TEST(GpuAdversarial, TheAllowlistFilterRunsASolutionAndRefusesTheProbes) {
   FP4ARENA_SKIP_WITHOUT_GPU();
-  JudgeRun r = run_judge({challenge_dir(), "--solution", adversarial("reach_the_judge"), "--action",
-                          "run", "--json", "--case", "example", "--case", "tails_77x135x48",
-                          "--case", "rev1", "--seccomp", "allowlist"});
+  JudgeRun r =
+      run_judge({challenge_dir(), "--solution", adversarial("reach_the_judge"), "--action", "run",
+                 "--json", "--case", "example", "--case", "tails_77x135x48", "--case", "rev1"});
   const std::string log = "stderr:\n" + r.err;
   ASSERT_EQ(r.exit_code, kPassed) << log;
   EXPECT_TRUE(contains(text_of(r.record, "sandbox"), "seccomp allowlist")) << log;

@@ -39,7 +39,7 @@ namespace {
 
 // Runs `body` in a child that installed the sandbox (`mode`'s filter); its exit status is
 // body's result (0 = every expectation held), 100 if the sandbox could not be installed.
-int in_sandboxed_child(int (*body)(), SeccompMode mode = SeccompMode::kDenylist) {
+int in_sandboxed_child(int (*body)(), SeccompMode mode = SeccompMode::kAllowlist) {
   pid_t pid = fork();
   if (pid == 0) {
     std::string what, err;
@@ -84,36 +84,42 @@ TEST(Sandbox, RefusesNetworkProcessesAndExec) {
 
 // Each refused group, tried with a call that would change nothing if it got through (a bad
 // argument, a null signal, a pipe for a terminal): the filter answers EPERM first.
+// Both filters: the allowlist (the worker's) and the denylist (run's diagnostic).
+int refused_groups_body() {
+  auto refused = [](long ret) { return ret == -1 && errno == EPERM; };
+  if (!refused(syscall(SYS_perf_event_open, nullptr, 0, -1, -1, 0))) return 1;
+  if (!refused(syscall(SYS_bpf, 0xFFFF, nullptr, 0))) return 2;
+  if (!refused(syscall(SYS_io_uring_setup, 0, nullptr))) return 3;
+  if (!refused(syscall(SYS_shmget, 0 /* IPC_PRIVATE */, 0, 0))) return 4;
+  if (!refused(syscall(SYS_keyctl, 0 /* KEYCTL_GET_KEYRING_ID */, -1, 0))) return 5;
+  if (!refused(syscall(SYS_unshare, 0))) return 6;
+  if (!refused(syscall(SYS_mount, nullptr, nullptr, nullptr, 0, nullptr))) return 7;
+  if (!refused(syscall(SYS_reboot, 0, 0, 0, nullptr))) return 8;  // bad magic numbers
+  if (!refused(syscall(SYS_init_module, nullptr, 0, ""))) return 9;
+  timespec ts{};
+  if (!refused(syscall(SYS_clock_settime, -1, &ts))) return 10;  // no such clock
+  // Signal 0 only asks whether the process exists.
+  if (!refused(syscall(SYS_kill, getppid(), 0))) return 11;
+  if (!refused(syscall(SYS_kill, 0, 0))) return 12;  // the process group
+  if (syscall(SYS_kill, getpid(), 0) != 0) return 13;
+  if (syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), 0) != 0) return 14;
+  if (!refused(syscall(SYS_tkill, syscall(SYS_gettid), 0))) return 15;
+  if (!refused(syscall(SYS_pidfd_open, getppid(), 0))) return 16;
+  int pipe_fds[2];
+  if (pipe(pipe_fds) != 0) return 17;
+  char c = 'x';
+  if (!refused(syscall(SYS_ioctl, pipe_fds[0], TIOCSTI, &c))) return 18;
+  if (syscall(SYS_ioctl, pipe_fds[0], FIONREAD, &c) != 0) return 19;  // other ioctls work
+  return 0;
+}
+
 TEST(Sandbox, RefusesWhatReachesBeyondTheWorker) {
-  int r = in_sandboxed_child([] {
-    auto refused = [](long ret) { return ret == -1 && errno == EPERM; };
-    if (!refused(syscall(SYS_perf_event_open, nullptr, 0, -1, -1, 0))) return 1;
-    if (!refused(syscall(SYS_bpf, 0xFFFF, nullptr, 0))) return 2;
-    if (!refused(syscall(SYS_io_uring_setup, 0, nullptr))) return 3;
-    if (!refused(syscall(SYS_shmget, 0 /* IPC_PRIVATE */, 0, 0))) return 4;
-    if (!refused(syscall(SYS_keyctl, 0 /* KEYCTL_GET_KEYRING_ID */, -1, 0))) return 5;
-    if (!refused(syscall(SYS_unshare, 0))) return 6;
-    if (!refused(syscall(SYS_mount, nullptr, nullptr, nullptr, 0, nullptr))) return 7;
-    if (!refused(syscall(SYS_reboot, 0, 0, 0, nullptr))) return 8;  // bad magic numbers
-    if (!refused(syscall(SYS_init_module, nullptr, 0, ""))) return 9;
-    timespec ts{};
-    if (!refused(syscall(SYS_clock_settime, -1, &ts))) return 10;  // no such clock
-    // Signal 0 only asks whether the process exists.
-    if (!refused(syscall(SYS_kill, getppid(), 0))) return 11;
-    if (!refused(syscall(SYS_kill, 0, 0))) return 12;  // the process group
-    if (syscall(SYS_kill, getpid(), 0) != 0) return 13;
-    if (syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), 0) != 0) return 14;
-    if (!refused(syscall(SYS_tkill, syscall(SYS_gettid), 0))) return 15;
-    if (!refused(syscall(SYS_pidfd_open, getppid(), 0))) return 16;
-    int pipe_fds[2];
-    if (pipe(pipe_fds) != 0) return 17;
-    char c = 'x';
-    if (!refused(syscall(SYS_ioctl, pipe_fds[0], TIOCSTI, &c))) return 18;
-    if (syscall(SYS_ioctl, pipe_fds[0], FIONREAD, &c) != 0) return 19;  // other ioctls work
-    return 0;
-  });
-  EXPECT_EQ(r, 0) << "100: the kernel refused the filter; 1-19: the call of that number in "
-                     "the test's body was not answered as expected";
+  for (SeccompMode mode : {SeccompMode::kAllowlist, SeccompMode::kDenylist}) {
+    EXPECT_EQ(in_sandboxed_child(refused_groups_body, mode), 0)
+        << (mode == SeccompMode::kAllowlist ? "allowlist" : "denylist")
+        << ": 100: the kernel refused the filter; 1-19: the call of that number in "
+           "refused_groups_body was not answered as expected";
+  }
 }
 
 // The allowlist refuses all the denylist does, answers ENOSYS to a call it does not list, and
@@ -162,10 +168,16 @@ TEST(Sandbox, TheAllowlistKeepsEverydayCallsAndAnswersENOSYSToTheRest) {
         if (uname(&u) != 0) return 18;
         rlimit lim;
         if (getrlimit(RLIMIT_NOFILE, &lim) != 0) return 19;
+        // ioctl: any request but TIOCSTI (the filter's rule on the request must not leave the
+        // request where the allowlist reads a call's number).
+        int queued = -1;
+        if (ioctl(fds[0], FIONREAD, &queued) != 0 || queued != 0) return 20;
+        char c = 'x';
+        if (!refused(ioctl(fds[0], TIOCSTI, &c))) return 21;
         return 0;
       },
       SeccompMode::kAllowlist);
-  EXPECT_EQ(r, 0) << "100: the kernel refused the filter; 1-19: the call of that number in "
+  EXPECT_EQ(r, 0) << "100: the kernel refused the filter; 1-21: the call of that number in "
                      "the test's body was not answered as expected";
 }
 
@@ -304,7 +316,8 @@ TEST(Sandbox, FileWritesOnlyInThePrivateFolder) {
   std::string description;
   EXPECT_TRUE(read_file(priv + "/description", &description, &err)) << err;
   EXPECT_EQ(description,
-            "seccomp (no exec, fork or new processes, ptrace, process_vm_*, network sockets, "
+            "seccomp allowlist (every call not listed answers ENOSYS; no exec, fork or new "
+            "processes, ptrace, process_vm_*, network sockets, "
             "signals to other processes, TIOCSTI, perf events, BPF, io_uring, SysV IPC, "
             "keyrings, mounts and namespaces, modules, reboot, clock setting); landlock ABI " +
                 std::to_string(abi) + " (file writes only under " + priv +
