@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -895,272 +896,343 @@ std::string resource_limit_note(const std::string& log, int status, const Compil
 
 }  // namespace
 
-bool compile_solution(const Spec& spec, const std::string& source_path, const CompileOptions& opts,
-                      CompileResult* result, std::string* err) {
-  *result = CompileResult();
-  auto usage = [result, err](const std::string& why) {
-    result->usage_error = true;
-    *err = why;
-    return false;
-  };
-  if (!valid_arch(opts.arch)) {
-    return usage("--arch: expected sm_XY, sm_XYa or sm_XYf (e.g. sm_90a), got '" + opts.arch + "'");
-  }
-  if (!check_nvcc_flags(opts.extra_flags, err)) return usage(*err);
-  if (!check_include_dirs(opts.include_dirs, err)) return usage(*err);
-  if (!(opts.timeout_seconds > 0)) return usage("the compile time limit must be positive");
-  result->nvcc_flags = opts.extra_flags;
-  for (const std::string& d : opts.include_dirs) result->include_dirs.push_back(realpath_of(d));
-  // A harmless name may still lead (through a link) to a harmful one: check what nvcc gets.
-  if (!check_include_dirs(result->include_dirs, err)) return usage(*err);
+namespace {
 
-  auto t0 = std::chrono::steady_clock::now();
-  auto seconds_left = [&]() { return opts.timeout_seconds - seconds_since(t0); };
+// The cache folder `cache` made if missing, and trusted only when nobody else can write to
+// it: a folder of our own, 0700. "" when it is, else what is wrong.
+std::string check_cache_dir(const std::string& cache) {
+  std::string err;
+  if (!make_dirs(cache, &err)) return "--cache-dir: " + err;
+  struct stat st;
+  if (stat(cache.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return "--cache-dir: " + cache + " is not a folder";
+  }
+  if (st.st_uid != geteuid()) {
+    return "--cache-dir: " + cache +
+           " belongs to another user; the compile cache must be a folder of your own";
+  }
+  if ((st.st_mode & 077) != 0 && chmod(cache.c_str(), 0700) != 0) {
+    return "--cache-dir: " + cache + " is open to other users and cannot be made 0700";
+  }
+  return "";
+}
+
+// One compile of a solution, step by step. Each step returns std::nullopt to go on, or the
+// value compile_solution returns (true: *result says what happened; false: *err).
+class SolutionCompile {
+ public:
+  SolutionCompile(const Spec& spec, const std::string& source_path, const CompileOptions& opts,
+                  CompileResult* result, std::string* err)
+      : spec_(spec), source_path_(source_path), opts_(opts), result_(result), err_(err) {}
+
+  bool run() {
+    for (auto step : {&SolutionCompile::check_options, &SolutionCompile::prepare,
+                      &SolutionCompile::scan_dependencies, &SolutionCompile::from_cache,
+                      &SolutionCompile::compile, &SolutionCompile::store}) {
+      if (std::optional<bool> done = (this->*step)()) return *done;
+    }
+    return true;
+  }
+
+ private:
+  using Step = std::optional<bool>;
+
+  bool usage(const std::string& why) {
+    result_->usage_error = true;
+    *err_ = why;
+    return false;
+  }
+  double seconds_left() const { return opts_.timeout_seconds - seconds_since(t0_); }
   // What nvcc and every program it starts may use: the time left, memory, file sizes.
-  auto limits = [&]() {
+  ChildLimits limits() const {
     ChildLimits l;
     l.timeout_seconds = seconds_left();
-    l.address_space_bytes = opts.memory_limit_bytes;
-    l.file_size_bytes = opts.file_size_limit_bytes;
+    l.address_space_bytes = opts_.memory_limit_bytes;
+    l.file_size_bytes = opts_.file_size_limit_bytes;
     return l;
-  };
-
-  std::string source;
-  if (!read_file(source_path, &source, err)) return false;
-  result->source_sha256 = sha256_hex(source);
-
-  std::string nvcc = opts.nvcc.empty() ? find_nvcc() : opts.nvcc;
-  if (nvcc.empty() || !is_executable(nvcc)) {
-    *err = "nvcc not found: install the CUDA Toolkit, put its bin/ on PATH, or set FP4ARENA_NVCC";
-    return false;
   }
-  std::string version_text;
-  run_capture({nvcc, "--version"}, &version_text);
-
-  std::string cache = opts.cache_dir.empty() ? default_cache_dir() : opts.cache_dir;
-  if (!make_dirs(cache, err)) return usage("--cache-dir: " + *err);
-  // The cache is trusted only when nobody else can write to it: a folder of our own, 0700.
-  {
-    struct stat st;
-    if (stat(cache.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-      return usage("--cache-dir: " + cache + " is not a folder");
-    }
-    if (st.st_uid != geteuid()) {
-      return usage("--cache-dir: " + cache +
-                   " belongs to another user; the compile cache must be a folder of your own");
-    }
-    if ((st.st_mode & 077) != 0 && chmod(cache.c_str(), 0700) != 0) {
-      return usage("--cache-dir: " + cache + " is open to other users and cannot be made 0700");
-    }
+  // A step that ran past the time limit: `what` names it.
+  Step timed_out(const std::string& diagnostics, const std::string& what) {
+    result_->timed_out = true;
+    result_->seconds = seconds_since(t0_);
+    result_->diagnostics = diagnostics + "fp4arena: " + what +
+                           " ran past the compile time limit of " +
+                           seconds_text(opts_.timeout_seconds) + " s\n";
+    return true;
   }
-  // The generated files are named by their own content: the dependency scan needs the
-  // prototype on disk before the cache key (which the scan decides) is known.
-  std::string proto = prototype_header(spec);
-  std::string shim = call_shim(spec);
-  std::string proto_path = cache + "/proto-" + sha256_hex(proto).substr(0, 24) + ".h";
-  std::string shim_path = cache + "/shim-" + sha256_hex(shim).substr(0, 24) + ".cu";
-  if (!write_file_atomic(proto_path, proto, err) || !write_file_atomic(shim_path, shim, err)) {
-    return false;
+
+  Step check_options() {
+    if (!valid_arch(opts_.arch)) {
+      return usage("--arch: expected sm_XY, sm_XYa or sm_XYf (e.g. sm_90a), got '" + opts_.arch +
+                   "'");
+    }
+    if (!check_nvcc_flags(opts_.extra_flags, err_)) return usage(*err_);
+    if (!check_include_dirs(opts_.include_dirs, err_)) return usage(*err_);
+    if (!(opts_.timeout_seconds > 0)) return usage("the compile time limit must be positive");
+    result_->nvcc_flags = opts_.extra_flags;
+    for (const std::string& d : opts_.include_dirs) result_->include_dirs.push_back(realpath_of(d));
+    // A harmless name may still lead (through a link) to a harmful one: check what nvcc gets.
+    if (!check_include_dirs(result_->include_dirs, err_)) return usage(*err_);
+    return std::nullopt;
+  }
+
+  // The source, nvcc, the cache folder, the generated files, the flags.
+  Step prepare() {
+    t0_ = std::chrono::steady_clock::now();
+    if (!read_file(source_path_, &source_, err_)) return false;
+    result_->source_sha256 = sha256_hex(source_);
+    nvcc_ = opts_.nvcc.empty() ? find_nvcc() : opts_.nvcc;
+    if (nvcc_.empty() || !is_executable(nvcc_)) {
+      *err_ =
+          "nvcc not found: install the CUDA Toolkit, put its bin/ on PATH, or set FP4ARENA_NVCC";
+      return false;
+    }
+    run_capture({nvcc_, "--version"}, &version_text_);
+    cache_ = opts_.cache_dir.empty() ? default_cache_dir() : opts_.cache_dir;
+    const std::string bad_cache = check_cache_dir(cache_);
+    if (!bad_cache.empty()) return usage(bad_cache);
+    // The generated files are named by their own content: the dependency scan needs the
+    // prototype on disk before the cache key (which the scan decides) is known.
+    proto_ = prototype_header(spec_);
+    shim_ = call_shim(spec_);
+    proto_path_ = cache_ + "/proto-" + sha256_hex(proto_).substr(0, 24) + ".h";
+    shim_path_ = cache_ + "/shim-" + sha256_hex(shim_).substr(0, 24) + ".cu";
+    if (!write_file_atomic(proto_path_, proto_, err_) ||
+        !write_file_atomic(shim_path_, shim_, err_)) {
+      return false;
+    }
+    set_flags();
+    return std::nullopt;
   }
 
   // What reads the source (scan and compile alike) and what only links.
-  std::vector<std::string> flags = {"-std=c++17", "-O3", "-lineinfo", "-Xcompiler", "-fPIC"};
-  for (const std::string& f : gencode_flags(opts.arch)) flags.push_back(f);
-  for (const std::string& d : result->include_dirs) {
-    flags.push_back("-I");
-    flags.push_back(d);
-  }
-  flags.insert(flags.end(), opts.extra_flags.begin(), opts.extra_flags.end());
-  flags.push_back("-Xptxas");
-  flags.push_back("-v");
-  std::vector<std::string> link_flags = {"--shared", "-Xlinker", "--no-undefined"};
-  std::string stubs = dir_of(dir_of(nvcc)) + "/lib64/stubs";
-  if (access((stubs + "/libcuda.so").c_str(), R_OK) == 0) {
-    link_flags.push_back("-L" + stubs);
-    link_flags.push_back("-lcuda");
-  }
-
-  // Dependency scan: nvcc lists every file the preprocessor reads, host and device passes.
-  std::string deps_path = cache + "/deps-" + std::to_string(getpid()) + ".d";
-  std::vector<std::string> scan = {nvcc};
-  scan.insert(scan.end(), flags.begin(), flags.end());
-  for (const std::string& a :
-       {std::string("-include"), proto_path, std::string("-M"), std::string("-MT"),
-        std::string("fp4arena_deps"), std::string("-MF"), deps_path, source_path}) {
-    scan.push_back(a);
-  }
-  std::string scan_log;
-  bool timed_out = false;
-  int scan_status = run_capture_limited(scan, limits(), &scan_log, &timed_out);
-  std::string deps_text;
-  bool have_deps = scan_status == 0 && read_file(deps_path, &deps_text, err);
-  unlink(deps_path.c_str());
-  result->command = join_command(scan);
-  result->seconds = seconds_since(t0);
-  if (timed_out) {
-    result->timed_out = true;
-    result->diagnostics = rewrite_diagnostics(scan_log, proto_path, shim_path) +
-                          "fp4arena: the dependency scan (nvcc -M) ran past the compile time "
-                          "limit of " +
-                          seconds_text(opts.timeout_seconds) + " s\n";
-    return true;
-  }
-  if (scan_status == -1 || scan_status == 127) {
-    *err = "could not run nvcc (" + nvcc + "): " + scan_log;
-    return false;
-  }
-  if (scan_status != 0) {
-    result->diagnostics = rewrite_diagnostics(scan_log, proto_path, shim_path) +
-                          resource_limit_note(scan_log, scan_status, opts);
-    return true;
-  }
-  if (!have_deps) return false;
-  std::vector<std::string> deps;
-  if (!parse_make_dependencies(deps_text, &deps, err)) {
-    *err = "nvcc -M: " + *err;
-    return false;
-  }
-  std::string problem;
-  std::vector<std::string> skip = {realpath_of(source_path), realpath_of(proto_path)};
-  bool dryrun_timed_out = false;
-  std::vector<std::string> sys_dirs = system_dirs(nvcc, limits(), &dryrun_timed_out);
-  if (dryrun_timed_out) {
-    result->timed_out = true;
-    result->seconds = seconds_since(t0);
-    result->diagnostics =
-        "fp4arena: nvcc --dryrun (asked for its include folders) ran past the "
-        "compile time limit of " +
-        seconds_text(opts.timeout_seconds) + " s\n";
-    return true;
-  }
-  if (!hash_headers(deps, skip, sys_dirs, &result->headers, &problem)) {
-    result->diagnostics = "fp4arena: " + problem + "\n";
-    return true;
+  void set_flags() {
+    flags_ = {"-std=c++17", "-O3", "-lineinfo", "-Xcompiler", "-fPIC"};
+    for (const std::string& f : gencode_flags(opts_.arch)) flags_.push_back(f);
+    for (const std::string& d : result_->include_dirs) {
+      flags_.push_back("-I");
+      flags_.push_back(d);
+    }
+    flags_.insert(flags_.end(), opts_.extra_flags.begin(), opts_.extra_flags.end());
+    flags_.push_back("-Xptxas");
+    flags_.push_back("-v");
+    link_flags_ = {"--shared", "-Xlinker", "--no-undefined"};
+    const std::string stubs = dir_of(dir_of(nvcc_)) + "/lib64/stubs";
+    if (access((stubs + "/libcuda.so").c_str(), R_OK) == 0) {
+      link_flags_.push_back("-L" + stubs);
+      link_flags_.push_back("-lcuda");
+    }
   }
 
-  Sha256 key;
-  for (const std::string& part : {source, proto, shim, version_text}) {
-    key.update(part);
-    key.update("\0", 1);
+  // nvcc -M lists every file the preprocessor reads, host and device passes; each outside
+  // the system folders is hashed into result_->headers.
+  Step scan_dependencies() {
+    const std::string deps_path = cache_ + "/deps-" + std::to_string(getpid()) + ".d";
+    std::vector<std::string> scan = {nvcc_};
+    scan.insert(scan.end(), flags_.begin(), flags_.end());
+    for (const std::string& a :
+         {std::string("-include"), proto_path_, std::string("-M"), std::string("-MT"),
+          std::string("fp4arena_deps"), std::string("-MF"), deps_path, source_path_}) {
+      scan.push_back(a);
+    }
+    std::string scan_log, deps_text;
+    bool timed_out = false;
+    const int status = run_capture_limited(scan, limits(), &scan_log, &timed_out);
+    const bool have_deps = status == 0 && read_file(deps_path, &deps_text, err_);
+    unlink(deps_path.c_str());
+    result_->command = join_command(scan);
+    result_->seconds = seconds_since(t0_);
+    if (timed_out) return this->timed_out(rewrite(scan_log), "the dependency scan (nvcc -M)");
+    if (status == -1 || status == 127) {
+      *err_ = "could not run nvcc (" + nvcc_ + "): " + scan_log;
+      return false;
+    }
+    if (status != 0) {
+      result_->diagnostics = rewrite(scan_log) + resource_limit_note(scan_log, status, opts_);
+      return true;
+    }
+    if (!have_deps) return false;
+    return hash_dependencies(deps_text);
   }
-  for (const auto* list : {&flags, &link_flags}) {
-    for (const std::string& f : *list) key.update(f + "\n");
-  }
-  for (const HeaderHash& h : result->headers) key.update(h.path + "\n" + h.sha256 + "\n");
-  std::string hash = key.hex_digest().substr(0, 24);
 
-  std::string so = cache + "/" + hash + ".so";
-  std::string kernels_path = cache + "/" + hash + ".kernels.json";
-  result->so_path = so;
-  // The compile itself writes to a temporary name; the recorded command names the object.
-  std::string tmp_so = so + ".tmp." + std::to_string(getpid());
-  const std::string as_record = cache + "/" + hash + ".as-inputs";
-  std::string as_dir;  // the assembler wrapper's folder (assembler_wrapper)
-  auto compile_argv = [&](const std::string& out) {
-    std::vector<std::string> argv = {nvcc};
-    argv.insert(argv.end(), flags.begin(), flags.end());
-    argv.insert(argv.end(), link_flags.begin(), link_flags.end());
-    if (out == tmp_so && !as_dir.empty()) {
+  Step hash_dependencies(const std::string& deps_text) {
+    std::vector<std::string> deps;
+    if (!parse_make_dependencies(deps_text, &deps, err_)) {
+      *err_ = "nvcc -M: " + *err_;
+      return false;
+    }
+    skip_ = {realpath_of(source_path_), realpath_of(proto_path_)};
+    bool dryrun_timed_out = false;
+    sys_dirs_ = system_dirs(nvcc_, limits(), &dryrun_timed_out);
+    if (dryrun_timed_out) return timed_out("", "nvcc --dryrun (asked for its include folders)");
+    std::string problem;
+    if (!hash_headers(deps, skip_, sys_dirs_, &result_->headers, &problem)) {
+      result_->diagnostics = "fp4arena: " + problem + "\n";
+      return true;
+    }
+    set_cache_names();
+    return std::nullopt;
+  }
+
+  // The key: every byte that decides the object (sources, generated files, nvcc's version,
+  // flags, headers); the cache's file names follow from it.
+  void set_cache_names() {
+    Sha256 key;
+    for (const std::string& part : {source_, proto_, shim_, version_text_}) {
+      key.update(part);
+      key.update("\0", 1);
+    }
+    for (const auto* list : {&flags_, &link_flags_}) {
+      for (const std::string& f : *list) key.update(f + "\n");
+    }
+    for (const HeaderHash& h : result_->headers) key.update(h.path + "\n" + h.sha256 + "\n");
+    const std::string base = cache_ + "/" + key.hex_digest().substr(0, 24);
+    so_ = base + ".so";
+    kernels_path_ = base + ".kernels.json";
+    as_record_ = base + ".as-inputs";
+    so_hash_path_ = base + ".so.sha256";
+    // The compile itself writes to a temporary name; the recorded command names the object.
+    tmp_so_ = so_ + ".tmp." + std::to_string(getpid());
+    result_->so_path = so_;
+    result_->command = join_command(compile_argv(so_));
+  }
+
+  std::vector<std::string> compile_argv(const std::string& out) const {
+    std::vector<std::string> argv = {nvcc_};
+    argv.insert(argv.end(), flags_.begin(), flags_.end());
+    argv.insert(argv.end(), link_flags_.begin(), link_flags_.end());
+    if (out == tmp_so_ && !as_dir_.empty()) {
       argv.push_back("-Xcompiler");
-      argv.push_back("-B" + as_dir + "/");
+      argv.push_back("-B" + as_dir_ + "/");
     }
     for (const std::string& a :
-         {std::string("-include"), proto_path, std::string("-o"), out, source_path, shim_path}) {
+         {std::string("-include"), proto_path_, std::string("-o"), out, source_path_, shim_path_}) {
       argv.push_back(a);
     }
     return argv;
-  };
-  result->command = join_command(compile_argv(so));
-  as_dir = assembler_wrapper(cache, err);
-  if (as_dir.empty()) return false;
-  std::vector<std::string> argv = compile_argv(tmp_so);
-  const std::string so_hash_path = cache + "/" + hash + ".so.sha256";
-  std::string rebuilt_note;
-  if (opts.use_cache && access(so.c_str(), R_OK) == 0 &&
-      read_kernels_file(kernels_path, &result->kernels)) {
-    // Every cached object is checked against the hash written when it was built: an object
-    // planted or changed under a cache key is never loaded.
+  }
+
+  // A cached object is used only when it matches the hash written when it was built (an
+  // object planted or changed under a cache key is never loaded) and the files its assembler
+  // read are unchanged.
+  Step from_cache() {
+    if (!opts_.use_cache || access(so_.c_str(), R_OK) != 0 ||
+        !read_kernels_file(kernels_path_, &result_->kernels)) {
+      return std::nullopt;
+    }
     std::string object, recorded, ignored, changed;
     std::vector<HeaderHash> embedded;
-    const bool intact = read_file(so, &object, &ignored) &&
-                        read_file(so_hash_path, &recorded, &ignored) &&
+    const bool intact = read_file(so_, &object, &ignored) &&
+                        read_file(so_hash_path_, &recorded, &ignored) &&
                         recorded.substr(0, 64) == sha256_hex(object);
-    if (intact && assembler_inputs_unchanged(as_record, &embedded, &changed)) {
-      result->headers.insert(result->headers.end(), embedded.begin(), embedded.end());
-      result->ok = true;
-      result->cached = true;
-      result->seconds = seconds_since(t0);
+    if (intact && assembler_inputs_unchanged(as_record_, &embedded, &changed)) {
+      result_->headers.insert(result_->headers.end(), embedded.begin(), embedded.end());
+      result_->ok = true;
+      result_->cached = true;
+      result_->seconds = seconds_since(t0_);
       return true;
     }
-    rebuilt_note = "fp4arena: the cached object " + so + " " +
-                   (intact ? "is stale: " + changed
-                           : std::string("does not match the hash recorded when it was built")) +
-                   "; rebuilt\n";
-    unlink(so.c_str());
+    rebuilt_note_ = "fp4arena: the cached object " + so_ + " " +
+                    (intact ? "is stale: " + changed
+                            : std::string("does not match the hash recorded when it was built")) +
+                    "; rebuilt\n";
+    unlink(so_.c_str());
+    return std::nullopt;
   }
-  std::string log;
-  double left = seconds_left();
-  int status = left > 0 ? run_capture_limited(argv, limits(), &log, &timed_out) : 137;
-  if (left <= 0) timed_out = true;
-  result->seconds = seconds_since(t0);
-  result->kernels = parse_ptxas_report(log);
-  result->diagnostics =
-      rebuilt_note + rewrite_diagnostics(strip_ptxas_info(log), proto_path, shim_path);
-  if (timed_out || status != 0) remove_tree(as_dir);
-  if (timed_out) {
-    unlink(tmp_so.c_str());
-    result->timed_out = true;
-    result->diagnostics += "fp4arena: nvcc ran past the compile time limit of " +
-                           seconds_text(opts.timeout_seconds) + " s\n";
-    return true;
-  }
-  if (status != 0) {
-    unlink(tmp_so.c_str());
-    result->diagnostics += resource_limit_note(log, status, opts);
-    if (mentions_signature_problem(log, spec.function)) {
-      result->diagnostics += "\nfp4arena: " + spec.function +
-                             "() must be defined with exactly this signature:\n" + "  expected (" +
-                             spec.path + "):\n    " + c_prototype(spec) + "\n" + "  yours:\n    " +
-                             find_user_signature(source, spec.function, source_path) + "\n";
+
+  Step compile() {
+    as_dir_ = assembler_wrapper(cache_, err_);
+    if (as_dir_.empty()) return false;
+    std::string log;
+    bool timed_out = false;
+    const double left = seconds_left();
+    const int status =
+        left > 0 ? run_capture_limited(compile_argv(tmp_so_), limits(), &log, &timed_out) : 137;
+    if (left <= 0) timed_out = true;
+    result_->seconds = seconds_since(t0_);
+    result_->kernels = parse_ptxas_report(log);
+    result_->diagnostics = rebuilt_note_ + rewrite(strip_ptxas_info(log));
+    if (timed_out || status != 0) {
+      remove_tree(as_dir_);
+      unlink(tmp_so_.c_str());
+    }
+    if (timed_out) {
+      result_->timed_out = true;
+      result_->diagnostics += "fp4arena: nvcc ran past the compile time limit of " +
+                              seconds_text(opts_.timeout_seconds) + " s\n";
+      return true;
+    }
+    if (status == 0) return std::nullopt;
+    result_->diagnostics += resource_limit_note(log, status, opts_);
+    if (mentions_signature_problem(log, spec_.function)) {
+      result_->diagnostics += "\nfp4arena: " + spec_.function +
+                              "() must be defined with exactly this signature:\n  expected (" +
+                              spec_.path + "):\n    " + c_prototype(spec_) + "\n  yours:\n    " +
+                              find_user_signature(source_, spec_.function, source_path_) + "\n";
     }
     if (status == -1 || status == 127) {
-      *err = "could not run nvcc (" + nvcc + "): " + log;
+      *err_ = "could not run nvcc (" + nvcc_ + "): " + log;
       return false;
     }
     return true;
   }
-  std::vector<HeaderHash> embedded;
-  std::string problem_as;
-  std::vector<std::string> known = skip;
-  for (const HeaderHash& h : result->headers) known.push_back(h.path);
-  const bool listed = assembler_inputs(as_dir, known, sys_dirs, &embedded, &problem_as);
-  remove_tree(as_dir);
-  if (!listed) {
-    unlink(tmp_so.c_str());
-    result->diagnostics += "fp4arena: " + problem_as + "\n";
+
+  // The files the assembler read (.incbin) join the headers; the report, the assembler's
+  // inputs and the object's hash are written before the object is moved into place, so an
+  // object in the cache always has all three.
+  Step store() {
+    std::vector<HeaderHash> embedded;
+    std::string problem;
+    std::vector<std::string> known = skip_;
+    for (const HeaderHash& h : result_->headers) known.push_back(h.path);
+    const bool listed = assembler_inputs(as_dir_, known, sys_dirs_, &embedded, &problem);
+    remove_tree(as_dir_);
+    if (!listed) {
+      unlink(tmp_so_.c_str());
+      result_->diagnostics += "fp4arena: " + problem + "\n";
+      return true;
+    }
+    result_->headers.insert(result_->headers.end(), embedded.begin(), embedded.end());
+    const nlohmann::json report = {{"version", 1},
+                                   {"kernels", kernel_resources_json(result_->kernels)}};
+    std::string object;
+    if (!write_file_atomic(kernels_path_, report.dump(2) + "\n", err_) ||
+        !write_file_atomic(as_record_, assembler_inputs_text(embedded), err_) ||
+        !read_file(tmp_so_, &object, err_) ||
+        !write_file_atomic(so_hash_path_, sha256_hex(object) + "\n", err_)) {
+      unlink(tmp_so_.c_str());
+      return false;
+    }
+    if (rename(tmp_so_.c_str(), so_.c_str()) != 0) {
+      *err_ = so_ + ": cannot move the compiled object into the cache";
+      unlink(tmp_so_.c_str());
+      return false;
+    }
+    result_->ok = true;
     return true;
   }
-  result->headers.insert(result->headers.end(), embedded.begin(), embedded.end());
-  nlohmann::json report = {{"version", 1}, {"kernels", kernel_resources_json(result->kernels)}};
-  // The report and the assembler's inputs first: an object in the cache always has both.
-  if (!write_file_atomic(kernels_path, report.dump(2) + "\n", err) ||
-      !write_file_atomic(as_record, assembler_inputs_text(embedded), err)) {
-    unlink(tmp_so.c_str());
-    return false;
+
+  std::string rewrite(const std::string& log) const {
+    return rewrite_diagnostics(log, proto_path_, shim_path_);
   }
-  std::string object;
-  if (!read_file(tmp_so, &object, err) ||
-      !write_file_atomic(so_hash_path, sha256_hex(object) + "\n", err)) {
-    unlink(tmp_so.c_str());
-    return false;
-  }
-  if (rename(tmp_so.c_str(), so.c_str()) != 0) {
-    *err = so + ": cannot move the compiled object into the cache";
-    unlink(tmp_so.c_str());
-    return false;
-  }
-  result->ok = true;
-  return true;
+
+  const Spec& spec_;
+  const std::string& source_path_;
+  const CompileOptions& opts_;
+  CompileResult* result_;
+  std::string* err_;
+  std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
+  std::string source_, nvcc_, version_text_, cache_, proto_, shim_, proto_path_, shim_path_;
+  std::vector<std::string> flags_, link_flags_, skip_, sys_dirs_;
+  std::string so_, tmp_so_, kernels_path_, as_record_, so_hash_path_, as_dir_, rebuilt_note_;
+};
+
+}  // namespace
+
+bool compile_solution(const Spec& spec, const std::string& source_path, const CompileOptions& opts,
+                      CompileResult* result, std::string* err) {
+  *result = CompileResult();
+  return SolutionCompile(spec, source_path, opts, result, err).run();
 }
 
 }  // namespace fp4arena
