@@ -1,5 +1,7 @@
 #include "harness/sweep_report.h"
 
+#include "harness/text.h"
+
 #include "harness/html.h"
 
 #include <algorithm>
@@ -19,12 +21,6 @@ constexpr double kPlotHeight = 260;  // value axis length
 constexpr double kLabelRoom = 120;   // below the plot: the rotated shape labels
 constexpr double kGroupWidth = 76;   // per shape: two bars and the gap between groups
 constexpr double kMinWidth = 680;
-
-std::string fixed(double v, int prec) {
-  std::ostringstream os;
-  os << std::fixed << std::setprecision(prec) << v;
-  return os.str();
-}
 
 // A number for the page: one decimal for values, more for small ones.
 std::string value_text(double v) {

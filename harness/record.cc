@@ -1,0 +1,1216 @@
+#include "harness/record.h"
+
+#include <algorithm>
+#include <cctype>
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/spec.h"
+#include "harness/sweep_report.h"
+#include "harness/text.h"
+#include "harness/verdict.h"
+
+namespace fp4arena {
+
+const char* const kSweepNotARecord = "a sweep (fp4arena.sweep.v1), not a submit record";
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr const char* kSchemaV1 = "fp4arena.submit.v1";
+constexpr const char* kSchemaV2 = "fp4arena.submit.v2";
+constexpr double kTolerance = 0.01;  // relative, for every figure cross-check
+// No figure of a real record comes near this (a call's FLOPs stay below 1e17); anything larger
+// is a forgery or a corrupted file, and would only overflow the arithmetic below.
+constexpr double kAbsurd = 1e30;
+constexpr size_t kMaxName = 256;        // bytes of a name, path or author the board shows
+constexpr size_t kMaxExpression = 256;  // bytes of a workload expression
+constexpr int kMaxExpressionDepth = 32;
+
+const char* const kVerdictsV1[] = {"passed",         "wrong_answer",  "out_of_bounds_write",
+                                   "input_modified", "timing_escape", "thread_escape",
+                                   "crashed",        "cuda_error",    "timeout",
+                                   "early_exit",     "not_run"};
+const char* const kVerdictsV2[] = {"passed",          "wrong_answer",  "out_of_bounds_write",
+                                   "input_modified",  "timing_escape", "thread_escape",
+                                   "timing_mismatch", "crashed",       "cuda_error",
+                                   "timeout",         "early_exit",    "not_run"};
+
+// JSON text of a value from a record, for messages: never throws, whatever the strings hold.
+std::string dump_text(const json& j) {
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+bool close_to(double actual, double expected) {
+  return std::fabs(actual - expected) <= kTolerance * std::fabs(expected);
+}
+
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
+
+// Consumes one or more digits at s[*pos]; false when there is none.
+bool digits(const std::string& s, size_t* pos, size_t exactly = 0) {
+  const size_t start = *pos;
+  while (*pos < s.size() && is_digit(s[*pos])) ++*pos;
+  if (*pos == start) return false;
+  return exactly == 0 || *pos - start == exactly;
+}
+
+bool literal(const std::string& s, size_t* pos, char c) {
+  if (*pos >= s.size() || s[*pos] != c) return false;
+  ++*pos;
+  return true;
+}
+
+// MAJOR.MINOR[.PATCH][-pre or +build of [0-9A-Za-z.+-]], e.g. "0.2.0", "1.12", "2.3.4-rc1".
+bool is_version(const std::string& s) {
+  size_t p = 0;
+  if (!digits(s, &p) || !literal(s, &p, '.') || !digits(s, &p)) return false;
+  if (p < s.size() && s[p] == '.') {
+    ++p;
+    if (!digits(s, &p)) return false;
+  }
+  if (p == s.size()) return true;
+  if (s[p] != '-' && s[p] != '+') return false;
+  for (++p; p < s.size(); ++p) {
+    const char c = s[p];
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '+' && c != '-')
+      return false;
+  }
+  return true;
+}
+
+// YYYY-MM-DDTHH:MM:SS[.fraction]Z
+bool is_utc(const std::string& s) {
+  size_t p = 0;
+  if (!(digits(s, &p, 4) && literal(s, &p, '-') && digits(s, &p, 2) && literal(s, &p, '-') &&
+        digits(s, &p, 2) && literal(s, &p, 'T') && digits(s, &p, 2) && literal(s, &p, ':') &&
+        digits(s, &p, 2) && literal(s, &p, ':') && digits(s, &p, 2)))
+    return false;
+  if (p < s.size() && s[p] == '.') {
+    ++p;
+    if (!digits(s, &p)) return false;
+  }
+  return literal(s, &p, 'Z') && p == s.size();
+}
+
+bool is_hex64(const std::string& s) {
+  return s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) {
+           return std::isxdigit(static_cast<unsigned char>(c));
+         });
+}
+
+// "9.0" -> 9, 0; digits only, at most 3 each.
+bool parse_compute_capability(const std::string& s, int* major, int* minor) {
+  size_t p = 0;
+  if (!digits(s, &p) || p > 3 || !literal(s, &p, '.')) return false;
+  const size_t dot = p - 1;
+  if (!digits(s, &p) || p - dot - 1 > 3 || p != s.size()) return false;
+  *major = std::stoi(s.substr(0, dot));
+  *minor = std::stoi(s.substr(dot + 1));
+  return true;
+}
+
+// A challenge name is used as a folder name under the challenges directory: no separators,
+// no "..", nothing to escape.
+bool is_plain_name(const std::string& s) {
+  if (s.empty() || s.size() > 64 || s == "." || s == "..") return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+  });
+}
+
+bool is_identifier(const std::string& s) {
+  if (s.empty() || s.size() > 32 || is_digit(s[0])) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
+}
+
+// A pass over the raw text before the parser, for what the parser would handle badly or without
+// naming the field: nesting deeper than `max_depth` (the parser would build, and later destroy,
+// an arbitrarily deep tree) and numbers beyond a double's range (nlohmann refuses "1e999" with
+// no hint of where it is). It keeps the path of the value it is in ("benchmarks[0].median_ms")
+// for the message. Malformed text is left to the parser: the scan only has to be safe on it.
+bool prescan_json(const std::string& text, int max_depth, std::string* reason) {
+  struct Frame {
+    bool object;
+    std::string key;  // the object's current key
+    size_t index;     // the array's current index
+  };
+  std::vector<Frame> stack;
+  bool expect_key = false;
+  auto path = [&stack]() {
+    std::string p;
+    for (const Frame& f : stack) {
+      if (f.object) {
+        p += (p.empty() ? "" : ".") + f.key;
+      } else {
+        p += "[" + std::to_string(f.index) + "]";
+      }
+    }
+    return p;
+  };
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '"') {
+      const size_t start = ++i;
+      while (i < text.size() && text[i] != '"') i += text[i] == '\\' ? 2 : 1;
+      if (expect_key && !stack.empty() && stack.back().object) {
+        // Keys are shown as written (escapes and all), cut to a sane length.
+        stack.back().key = shorten(text.substr(start, std::min(i, text.size()) - start), 40);
+        expect_key = false;
+      }
+    } else if (c == '[' || c == '{') {
+      if (static_cast<int>(stack.size()) >= max_depth) {
+        *reason = "record nested deeper than " + std::to_string(max_depth) + " levels";
+        return false;
+      }
+      stack.push_back({c == '{', "", 0});
+      expect_key = c == '{';
+    } else if (c == ']' || c == '}') {
+      if (!stack.empty()) stack.pop_back();
+      expect_key = false;
+    } else if (c == ',') {
+      if (!stack.empty() && stack.back().object) {
+        expect_key = true;
+      } else if (!stack.empty()) {
+        ++stack.back().index;
+      }
+    } else if (c == '-' || is_digit(c)) {
+      size_t end = i;
+      while (end < text.size() && (is_digit(text[end]) || std::strchr("+-.eE", text[end]))) ++end;
+      const std::string token = text.substr(i, std::min<size_t>(end - i, 400));
+      const double v = std::strtod(token.c_str(), nullptr);
+      if (!std::isfinite(v)) {
+        const std::string where = valid_utf8(path());  // keys are raw bytes here
+        *reason = "field " + (where.empty() ? std::string("(top level)") : where) +
+                  " is not a finite number (" + shorten(token, 40) + ")";
+        return false;
+      }
+      i = end - 1;
+    }
+  }
+  return true;
+}
+
+// The workload expression: checked for its alphabet and depth once, when the record is read, so
+// that evaluating it later can neither recurse deeply nor meet a character it does not expect.
+bool check_expression_text(const std::string& e, std::string* why) {
+  if (e.empty() || e.size() > kMaxExpression) {
+    *why = "must be 1 to " + std::to_string(kMaxExpression) + " bytes";
+    return false;
+  }
+  int depth = 0;
+  for (char c : e) {
+    if (c == '(' && ++depth > kMaxExpressionDepth) {
+      *why = "nests parentheses deeper than " + std::to_string(kMaxExpressionDepth);
+      return false;
+    }
+    if (c == ')') --depth;
+    if (!std::isalnum(static_cast<unsigned char>(c)) && !std::strchr("_+-*/() ", c)) {
+      *why = "may hold only names, integers, + - * / ( ) and spaces";
+      return false;
+    }
+  }
+  return true;
+}
+
+// An upper bound on |value| of every intermediate result of `expr` over `vars` (|a±b| <= |a|+|b|,
+// |a*b| = |a|*|b|, |a/b| <= |a| for an exact division), in long double. eval_expr() computes in
+// int64 without overflow checks, so the board calls it only where this bound stays below 2^62.
+// The bound walks the same grammar left to right and keeps the largest value it met, also on an
+// expression it cannot finish: eval_expr() stops at the same place, having computed no more.
+class MagnitudeBound {
+ public:
+  MagnitudeBound(const std::string& s, const std::map<std::string, std::int64_t>& vars)
+      : s_(s), vars_(vars) {}
+  /// The largest magnitude met while reading the expression, as far as it could be read.
+  long double run() {
+    long double v = 0;
+    sum(&v);
+    return largest_;
+  }
+
+ private:
+  void note(long double v) { largest_ = std::max(largest_, v); }
+  void skip() {
+    while (pos_ < s_.size() && s_[pos_] == ' ') ++pos_;
+  }
+  bool sum(long double* out) {
+    if (!product(out)) return false;
+    for (;;) {
+      skip();
+      if (pos_ >= s_.size() || (s_[pos_] != '+' && s_[pos_] != '-')) return true;
+      ++pos_;
+      long double rhs;
+      if (!product(&rhs)) return false;
+      *out += rhs;
+      note(*out);
+    }
+  }
+  bool product(long double* out) {
+    if (!atom(out)) return false;
+    for (;;) {
+      skip();
+      if (pos_ >= s_.size() || (s_[pos_] != '*' && s_[pos_] != '/')) return true;
+      const char op = s_[pos_++];
+      long double rhs;
+      if (!atom(&rhs)) return false;
+      if (op == '*') *out *= rhs;
+      note(*out);
+    }
+  }
+  bool atom(long double* out) {
+    skip();
+    if (pos_ >= s_.size()) return false;
+    const char c = s_[pos_];
+    if (c == '(') {
+      ++pos_;
+      if (!sum(out)) return false;
+      skip();
+      return literal(s_, &pos_, ')');
+    }
+    if (is_digit(c)) {
+      *out = 0;
+      while (pos_ < s_.size() && is_digit(s_[pos_])) {
+        *out = *out * 10 + (s_[pos_++] - '0');
+        note(*out);
+      }
+      return true;
+    }
+    const size_t start = pos_;
+    while (pos_ < s_.size() &&
+           (std::isalnum(static_cast<unsigned char>(s_[pos_])) || s_[pos_] == '_'))
+      ++pos_;
+    auto it = vars_.find(s_.substr(start, pos_ - start));
+    if (pos_ == start || it == vars_.end()) return false;
+    *out = std::fabs(static_cast<long double>(it->second));
+    note(*out);
+    return true;
+  }
+
+  const std::string& s_;
+  const std::map<std::string, std::int64_t>& vars_;
+  size_t pos_ = 0;
+  long double largest_ = 0;
+};
+
+// The workload of one call: `expression` evaluated exactly on `dims` with the spec's own
+// evaluator, after the overflow guard above.
+bool evaluate_workload(const std::string& expression,
+                       const std::map<std::string, std::int64_t>& dims, std::int64_t* out,
+                       std::string* why) {
+  if (MagnitudeBound(expression, dims).run() >= std::ldexp(1.0L, 62)) {
+    *why = "its value is too large to evaluate exactly";
+    return false;
+  }
+  return eval_expr(expression, dims, out, why);
+}
+
+// Reads typed fields and remembers only the first problem, so that a caller can read a whole
+// object and test ok() once. After a failure every getter returns a harmless default (an empty
+// object or array where a node is asked for), which keeps the caller free of null checks.
+class FieldReader {
+ public:
+  explicit FieldReader(std::string* reason) : reason_(reason) {}
+
+  bool ok() const { return ok_; }
+  void fail(const std::string& message) {
+    if (ok_) *reason_ = message;
+    ok_ = false;
+  }
+
+  const json& object(const json& parent, const std::string& path, const char* key) {
+    const json* j = find(parent, path, key);
+    if (j && !j->is_object()) mistyped(path, key, "an object", *j);
+    return ok_ && j ? *j : empty_object_;
+  }
+  const json& array(const json& parent, const std::string& path, const char* key) {
+    const json* j = find(parent, path, key);
+    if (j && !j->is_array()) mistyped(path, key, "an array", *j);
+    return ok_ && j ? *j : empty_array_;
+  }
+  /// An object or null (the empty object then); with `optional`, the field may also be absent.
+  const json* object_or_null(const json& parent, const std::string& path, const char* key,
+                             bool optional = false) {
+    if (optional && !parent.contains(key)) return nullptr;
+    const json* j = find(parent, path, key);
+    if (j && !j->is_object() && !j->is_null()) mistyped(path, key, "an object or null", *j);
+    return ok_ && j && j->is_object() ? j : nullptr;
+  }
+  std::string string(const json& parent, const std::string& path, const char* key,
+                     size_t max_bytes = kMaxName) {
+    const json* j = find(parent, path, key);
+    if (j && !j->is_string()) mistyped(path, key, "a string", *j);
+    if (!ok_ || !j) return std::string();
+    std::string s = j->get<std::string>();
+    if (s.size() > max_bytes)
+      fail("field " + join(path, key) + " is longer than " + std::to_string(max_bytes) + " bytes");
+    return s;
+  }
+  std::int64_t integer(const json& parent, const std::string& path, const char* key) {
+    const json* j = find(parent, path, key);
+    if (j && !j->is_number_integer()) mistyped(path, key, "an integer", *j);
+    if (!ok_ || !j) return 0;
+    if (j->is_number_unsigned() && j->get<std::uint64_t>() > std::uint64_t(INT64_MAX)) {
+      fail("field " + join(path, key) + " is out of range");
+      return 0;
+    }
+    return j->get<std::int64_t>();
+  }
+  /// An integer in [lo, hi].
+  std::int64_t integer_in(const json& parent, const std::string& path, const char* key,
+                          std::int64_t lo, std::int64_t hi) {
+    const std::int64_t v = integer(parent, path, key);
+    if (ok_ && (v < lo || v > hi))
+      fail("field " + join(path, key) + " must be in [" + std::to_string(lo) + ", " +
+           std::to_string(hi) + "], got " + std::to_string(v));
+    return ok_ ? v : 0;
+  }
+  double number(const json& parent, const std::string& path, const char* key) {
+    const json* j = find(parent, path, key);
+    if (j && !j->is_number()) mistyped(path, key, "a number", *j);
+    return ok_ && j ? finite(*j, join(path, key)) : 0.0;
+  }
+  bool boolean(const json& parent, const std::string& path, const char* key) {
+    const json* j = find(parent, path, key);
+    if (j && !j->is_boolean()) mistyped(path, key, "a boolean", *j);
+    return ok_ && j ? j->get<bool>() : false;
+  }
+  /// A number or null; with `optional`, the field may also be absent.
+  std::optional<double> number_or_null(const json& parent, const std::string& path, const char* key,
+                                       bool optional = false) {
+    if (optional && !parent.contains(key)) return std::nullopt;
+    const json* j = find(parent, path, key);
+    if (j && !j->is_number() && !j->is_null()) mistyped(path, key, "a number or null", *j);
+    if (!ok_ || !j || j->is_null()) return std::nullopt;
+    const double v = finite(*j, join(path, key));
+    return ok_ ? std::optional<double>(v) : std::nullopt;
+  }
+
+  static std::string join(const std::string& path, const std::string& key) {
+    return path.empty() ? key : path + "." + key;
+  }
+
+ private:
+  const json* find(const json& parent, const std::string& path, const char* key) {
+    if (!ok_) return nullptr;
+    auto it = parent.find(key);
+    if (it == parent.end()) {
+      fail("missing field " + join(path, key));
+      return nullptr;
+    }
+    return &*it;
+  }
+  // 1e999 parses to infinity: a number a record can hold but no figure can be.
+  double finite(const json& j, const std::string& field) {
+    const double v = j.get<double>();
+    if (!std::isfinite(v)) {
+      fail("field " + field + " is not a finite number");
+    } else if (std::fabs(v) > kAbsurd) {
+      fail("field " + field + " is out of range (" + dump_text(j) + ")");
+    }
+    return ok_ ? v : 0.0;
+  }
+  void mistyped(const std::string& path, const char* key, const char* want, const json& got) {
+    fail("field " + join(path, key) + " must be " + want + ", got " + shorten(dump_text(got), 40));
+  }
+
+  std::string* reason_;
+  bool ok_ = true;
+  const json empty_object_ = json::object();
+  const json empty_array_ = json::array();
+};
+
+template <size_t N>
+bool known_verdict(const char* const (&list)[N], const std::string& v) {
+  return std::find(std::begin(list), std::end(list), v) != std::end(list);
+}
+
+std::string case_failure(const char* kind, size_t i, const std::string& name,
+                         const std::string& verdict, const std::string& why) {
+  std::string s = std::string(kind) + "[" + std::to_string(i) + "] '" + name + "': " + verdict;
+  if (!why.empty()) s += " (" + shorten(why, 100) + ")";
+  return s;
+}
+
+// The record's own field names, for messages: a reason names the field as the file spells it.
+struct FieldNames {
+  const char* workload;
+  const char* value;
+  const char* pct;
+  const char* y_ms;
+  const char* y_value;
+  const char* y_ratio;
+  const char* score;
+  const char* limit;
+};
+constexpr FieldNames kNamesV2 = {
+    "workload",        "value",           "pct_of_limit",  "yardstick.median_ms",
+    "yardstick.value", "yardstick.ratio", "score.geomean", "limit.value"};
+constexpr FieldNames kNamesV1 = {"flops",
+                                 "tflops",
+                                 "pct_of_peak",
+                                 "cublas_fp16_ms",
+                                 "cublas_fp16_tflops",
+                                 "ratio_to_cublas",
+                                 "score.tflops_geomean",
+                                 "device.peak_fp16_dense_tflops"};
+
+// What the parsers collect beyond SubmitRecord, for the checks that follow.
+struct Parsed {
+  SubmitRecord r;
+  const FieldNames* names = &kNamesV2;
+  std::optional<double> declared_limit;                          // the record's own limit figure
+  std::map<std::string, std::optional<double>> declared_limits;  // v2 device.limits
+  std::vector<std::pair<std::string, std::string>> tests;        // name, verdict
+  std::string first_failure;  // of the tests, else of the benchmarks
+};
+
+// Fields common to both schemas at the top of a record.
+void read_header(FieldReader& f, const json& root, SubmitRecord& r) {
+  // Older records describe their timing method in words; only the current method's name
+  // makes a record rankable.
+  auto method = root.is_object() ? root.find("timing_method") : root.end();
+  if (method != root.end() && method->is_string() && method->get<std::string>() == kTimingMethod) {
+    r.timing_method = kTimingMethod;
+  }
+  r.judge_version = f.string(root, "", "judge_version");
+  if (f.ok() && !is_version(r.judge_version))
+    f.fail("field judge_version \"" + shorten(r.judge_version, 40) +
+           "\" is not a version (MAJOR.MINOR[.PATCH])");
+  r.created_utc = f.string(root, "", "created_utc");
+  if (f.ok() && !is_utc(r.created_utc))
+    f.fail("field created_utc \"" + shorten(r.created_utc, 40) +
+           "\" is not a UTC time (YYYY-MM-DDTHH:MM:SSZ)");
+
+  const json& challenge = f.object(root, "", "challenge");
+  r.challenge = f.string(challenge, "challenge", "name");
+  if (f.ok() && !is_plain_name(r.challenge))
+    f.fail("field challenge.name \"" + shorten(r.challenge, 40) +
+           "\" is not a challenge name (1 to 64 letters, digits, '_', '-', '.')");
+  r.spec_version = f.integer_in(challenge, "challenge", "spec_version", 0, 1 << 20);
+
+  const json& solution = f.object(root, "", "solution");
+  r.solution_path = f.string(solution, "solution", "path", 1024);
+  r.sha256 = f.string(solution, "solution", "sha256");
+  if (f.ok() && !is_hex64(r.sha256))
+    f.fail("field solution.sha256 \"" + shorten(r.sha256, 70) + "\" is not 64 hex digits");
+  std::transform(r.sha256.begin(), r.sha256.end(), r.sha256.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (f.ok() && solution.contains("author") && !solution["author"].is_null())
+    r.author = f.string(solution, "solution", "author");
+}
+
+// The device fields the limit table needs, and the others' types.
+void read_device(FieldReader& f, const json& device, bool v2, SubmitRecord& r) {
+  r.device_name = f.string(device, "device", "name");
+  f.integer(device, "device", "index");
+  const std::string cc = f.string(device, "device", "compute_capability");
+  if (f.ok() && !parse_compute_capability(cc, &r.device.cc_major, &r.device.cc_minor))
+    f.fail("field device.compute_capability \"" + shorten(cc, 20) + "\" is not MAJOR.MINOR");
+  f.string(device, "device", "arch");
+  // Wider than any device, narrower than int: plausible_device() judges the rest.
+  r.device.sm_count = static_cast<int>(f.integer_in(device, "device", "sm_count", 0, 1 << 20));
+  r.device.sm_clock_max_mhz = f.number(device, "device", "sm_clock_max_mhz");
+  f.number(device, "device", "sm_clock_now_mhz");
+  r.device.mem_clock_max_mhz = f.number(device, "device", "mem_clock_max_mhz");
+  if (v2) {
+    r.device.mem_bus_width_bits =
+        static_cast<int>(f.integer_in(device, "device", "mem_bus_width_bits", 0, 1 << 20));
+    f.integer(device, "device", "l2_bytes");
+    f.integer(device, "device", "memory_bytes");
+  }
+  for (const char* key : {"driver_version", "cuda_driver", "cuda_runtime", "nvcc"})
+    f.string(device, "device", key);
+}
+
+void read_dims(FieldReader& f, const json& parent, const std::string& path,
+               std::map<std::string, std::int64_t>* dims) {
+  const json& j = f.object(parent, path, "dims");
+  for (auto it = j.begin(); f.ok() && it != j.end(); ++it) {
+    if (!is_identifier(it.key())) {
+      f.fail("field " + path + ".dims key \"" + shorten(it.key(), 40) + "\" is not a name");
+      return;
+    }
+    (*dims)[it.key()] = f.integer_in(j, path + ".dims", it.key().c_str(), 0, INT32_MAX);
+  }
+}
+
+bool parse_v2(FieldReader& f, const json& root, Parsed* p) {
+  SubmitRecord& r = p->r;
+  r.schema = kSchemaV2;
+  read_header(f, root, r);
+  r.action = f.string(root, "", "action");
+
+  const json& metric = f.object(root, "", "metric");
+  r.metric.name = f.string(metric, "metric", "name");
+  r.metric.unit = f.string(metric, "metric", "unit");
+  r.metric.workload = f.string(metric, "metric", "workload");
+  r.metric.expression = f.string(metric, "metric", "expression", kMaxExpression + 1);
+  const bool triple =
+      (r.metric.name == "tflops" && r.metric.unit == "TF/s" && r.metric.workload == "flops") ||
+      (r.metric.name == "gbps" && r.metric.unit == "GB/s" && r.metric.workload == "bytes");
+  if (f.ok() && !triple)
+    f.fail("field metric: name/unit/workload \"" + shorten(r.metric.name, 20) + "\"/\"" +
+           shorten(r.metric.unit, 20) + "\"/\"" + shorten(r.metric.workload, 20) +
+           "\" is neither tflops/TF/s/flops nor gbps/GB/s/bytes");
+  std::string why;
+  if (f.ok() && !check_expression_text(r.metric.expression, &why))
+    f.fail("field metric.expression \"" + shorten(r.metric.expression, 40) + "\" " + why);
+
+  const json& limit = f.object(root, "", "limit");
+  r.limit_name = f.string(limit, "limit", "name");
+  p->declared_limit = f.number_or_null(limit, "limit", "value");
+  const std::string unit = f.string(limit, "limit", "unit");
+  if (f.ok() && unit != r.metric.unit)
+    f.fail("field limit.unit \"" + shorten(unit, 20) + "\" is not the metric's unit " +
+           r.metric.unit);
+
+  const json& solution = f.object(root, "", "solution");
+  if (f.ok() && solution.contains("headers")) {
+    const json& headers = f.array(solution, "solution", "headers");
+    for (size_t i = 0; f.ok() && i < headers.size(); ++i) {
+      const std::string path = "solution.headers[" + std::to_string(i) + "]";
+      if (!headers[i].is_object()) {
+        f.fail("field " + path + " must be an object");
+        break;
+      }
+      f.string(headers[i], path, "path", 1024);
+      const std::string sha = f.string(headers[i], path, "sha256");
+      if (f.ok() && !is_hex64(sha))
+        f.fail("field " + path + ".sha256 \"" + shorten(sha, 70) + "\" is not 64 hex digits");
+    }
+  }
+  if (f.ok() && solution.contains("nvcc_flags")) {
+    const json& flags = f.array(solution, "solution", "nvcc_flags");
+    for (size_t i = 0; f.ok() && i < flags.size(); ++i)
+      if (!flags[i].is_string())
+        f.fail("field solution.nvcc_flags[" + std::to_string(i) + "] must be a string");
+  }
+
+  const json& device = f.object(root, "", "device");
+  read_device(f, device, true, r);
+  const json& limits = f.object(device, "device", "limits");
+  for (auto it = limits.begin(); f.ok() && it != limits.end(); ++it) {
+    LimitKind kind;
+    if (!parse_limit(it.key(), &kind)) {
+      f.fail("field device.limits key \"" + shorten(it.key(), 40) + "\" is not a limit");
+      break;
+    }
+    p->declared_limits[it.key()] = f.number_or_null(limits, "device.limits", it.key().c_str());
+  }
+
+  const json& tests = f.array(root, "", "tests");
+  for (size_t i = 0; f.ok() && i < tests.size(); ++i) {
+    const std::string path = "tests[" + std::to_string(i) + "]";
+    const json& t = tests[i];
+    if (!t.is_object()) {
+      f.fail("field " + path + " must be an object, got " + shorten(dump_text(t), 40));
+      break;
+    }
+    const std::string name = f.string(t, path, "name");
+    f.integer_in(t, path, "seed", 0, INT64_MAX);
+    std::map<std::string, std::int64_t> dims;
+    read_dims(f, t, path, &dims);
+    const std::string verdict = f.string(t, path, "verdict");
+    if (f.ok() && !known_verdict(kVerdictsV2, verdict))
+      f.fail("field " + path + ".verdict \"" + shorten(verdict, 40) + "\" is not a verdict");
+    const std::string why = f.string(t, path, "reason", kMaxRecordBytes);
+    const json& outputs = f.array(t, path, "outputs");
+    for (size_t k = 0; f.ok() && k < outputs.size(); ++k) {
+      const std::string opath = path + ".outputs[" + std::to_string(k) + "]";
+      if (!outputs[k].is_object()) {
+        f.fail("field " + opath + " must be an object");
+        break;
+      }
+      f.string(outputs[k], opath, "name");
+      f.string(outputs[k], opath, "compare");
+      f.integer_in(outputs[k], opath, "elements", 0, INT64_MAX);
+      f.integer_in(outputs[k], opath, "mismatches", 0, INT64_MAX);
+    }
+    f.number_or_null(t, path, "wall_ms");
+    p->tests.emplace_back(name, verdict);
+    if (f.ok() && verdict != "passed" && p->first_failure.empty())
+      p->first_failure = case_failure("tests", i, name, verdict, why);
+  }
+
+  std::string first_bench_failure;
+  const json& benchmarks = f.array(root, "", "benchmarks");
+  for (size_t i = 0; f.ok() && i < benchmarks.size(); ++i) {
+    const std::string path = "benchmarks[" + std::to_string(i) + "]";
+    const json& b = benchmarks[i];
+    if (!b.is_object()) {
+      f.fail("field " + path + " must be an object, got " + shorten(dump_text(b), 40));
+      break;
+    }
+    RecordCase c;
+    c.name = f.string(b, path, "name");
+    f.integer_in(b, path, "seed", 0, INT64_MAX);
+    read_dims(f, b, path, &c.dims);
+    c.workload = f.number(b, path, "workload");
+    c.verdict = f.string(b, path, "verdict");
+    if (f.ok() && !known_verdict(kVerdictsV2, c.verdict))
+      f.fail("field " + path + ".verdict \"" + shorten(c.verdict, 40) + "\" is not a verdict");
+    const std::string why = f.string(b, path, "reason", kMaxRecordBytes);
+    f.integer_in(b, path, "calls", 0, INT64_MAX);
+    f.integer_in(b, path, "samples", 0, INT64_MAX);
+    c.median_ms = f.number_or_null(b, path, "median_ms");
+    f.number_or_null(b, path, "mean_ms");
+    f.number_or_null(b, path, "std_ms");
+    c.min_ms = f.number_or_null(b, path, "min_ms");
+    c.max_ms = f.number_or_null(b, path, "max_ms");
+    f.number_or_null(b, path, "rse");
+    c.value = f.number_or_null(b, path, "value");
+    c.pct_of_limit = f.number_or_null(b, path, "pct_of_limit");
+    if (const json* y = f.object_or_null(b, path, "yardstick")) {
+      const std::string ypath = path + ".yardstick";
+      YardstickFigure ys;
+      ys.name = f.string(*y, ypath, "name");
+      ys.median_ms = f.number(*y, ypath, "median_ms");
+      ys.value = f.number(*y, ypath, "value");
+      ys.ratio = f.number(*y, ypath, "ratio");
+      c.yardstick = ys;
+    }
+    if (f.ok() && c.verdict == "passed") {
+      for (const auto& [field, v] :
+           {std::make_pair("median_ms", c.median_ms), std::make_pair("min_ms", c.min_ms),
+            std::make_pair("max_ms", c.max_ms), std::make_pair("value", c.value)})
+        if (!v) f.fail("field " + path + "." + field + " must be a number when the case passed");
+    }
+    if (f.ok() && c.verdict != "passed" && first_bench_failure.empty())
+      first_bench_failure = case_failure("benchmarks", i, c.name, c.verdict, why);
+    r.benchmarks.push_back(std::move(c));
+  }
+  if (p->first_failure.empty()) p->first_failure = first_bench_failure;
+
+  const json& score = f.object(root, "", "score");
+  r.score = f.number_or_null(score, "score", "geomean");
+  r.score_valid = f.boolean(score, "score", "valid");
+  r.score_reason = f.string(score, "score", "reason", kMaxRecordBytes);
+  if (f.ok() && r.score_valid && !r.score)
+    f.fail("field score.geomean must be a number when score.valid is true");
+  r.passed = f.boolean(root, "", "passed");
+  if (f.ok() && root.contains("only_cases")) r.partial = !f.array(root, "", "only_cases").empty();
+  return f.ok();
+}
+
+bool parse_v1(FieldReader& f, const json& root, Parsed* p) {
+  SubmitRecord& r = p->r;
+  r.schema = kSchemaV1;
+  r.migrated_from_v1 = true;
+  p->names = &kNamesV1;
+  read_header(f, root, r);
+  r.metric = {"tflops", "TF/s", "flops", "2*M*N*K"};
+  r.limit_name = "fp16_dense";
+
+  const json& device = f.object(root, "", "device");
+  read_device(f, device, false, r);
+  p->declared_limit = f.number(device, "device", "peak_fp16_dense_tflops");
+
+  const json& tests = f.array(root, "", "tests");
+  for (size_t i = 0; f.ok() && i < tests.size(); ++i) {
+    const std::string path = "tests[" + std::to_string(i) + "]";
+    const json& t = tests[i];
+    if (!t.is_object()) {
+      f.fail("field " + path + " must be an object, got " + shorten(dump_text(t), 40));
+      break;
+    }
+    const std::string name = f.string(t, path, "name");
+    for (const char* dim : {"M", "N", "K", "seed", "mismatches", "elements"})
+      f.integer(t, path, dim);
+    const std::string verdict = f.string(t, path, "verdict");
+    if (f.ok() && !known_verdict(kVerdictsV1, verdict))
+      f.fail("field " + path + ".verdict \"" + shorten(verdict, 40) + "\" is not a verdict");
+    const std::string why = f.string(t, path, "reason", kMaxRecordBytes);
+    for (const char* key : {"max_abs_err", "max_rel_err", "wall_ms"})
+      f.number_or_null(t, path, key);
+    p->tests.emplace_back(name, verdict);
+    if (f.ok() && verdict != "passed" && p->first_failure.empty())
+      p->first_failure = case_failure("tests", i, name, verdict, why);
+  }
+
+  std::string first_bench_failure;
+  const json& benchmarks = f.array(root, "", "benchmarks");
+  for (size_t i = 0; f.ok() && i < benchmarks.size(); ++i) {
+    const std::string path = "benchmarks[" + std::to_string(i) + "]";
+    const json& b = benchmarks[i];
+    if (!b.is_object()) {
+      f.fail("field " + path + " must be an object, got " + shorten(dump_text(b), 40));
+      break;
+    }
+    RecordCase c;
+    c.name = f.string(b, path, "name");
+    for (const char* dim : {"M", "N", "K"}) c.dims[dim] = f.integer_in(b, path, dim, 1, INT32_MAX);
+    c.workload = f.number(b, path, "flops");
+    c.verdict = f.string(b, path, "verdict");
+    if (f.ok() && !known_verdict(kVerdictsV1, c.verdict))
+      f.fail("field " + path + ".verdict \"" + shorten(c.verdict, 40) + "\" is not a verdict");
+    const std::string why = f.string(b, path, "reason", kMaxRecordBytes);
+    f.integer(b, path, "samples");
+    c.median_ms = f.number_or_null(b, path, "median_ms");
+    for (const char* key : {"mean_ms", "std_ms", "rse"}) f.number_or_null(b, path, key);
+    c.min_ms = f.number_or_null(b, path, "min_ms");
+    c.max_ms =
+        f.number_or_null(b, path, "max_ms", true);  // written from judge 0.1.0 on, not always
+    c.pct_of_limit = f.number_or_null(b, path, "pct_of_peak");
+    c.value = f.number_or_null(b, path, "tflops");
+    const auto y_ms = f.number_or_null(b, path, "cublas_fp16_ms", true);
+    const auto y_tflops = f.number_or_null(b, path, "cublas_fp16_tflops", true);
+    const auto y_ratio = f.number_or_null(b, path, "ratio_to_cublas", true);
+    if (y_ms || y_tflops || y_ratio) {
+      if (f.ok() && !(y_ms && y_tflops && y_ratio))
+        f.fail("field " + path +
+               ": cublas_fp16_ms, cublas_fp16_tflops and ratio_to_cublas go together");
+      c.yardstick = YardstickFigure{"cuBLAS FP16 GEMM", y_ms.value_or(0), y_tflops.value_or(0),
+                                    y_ratio.value_or(0)};
+    }
+    if (f.ok() && c.verdict == "passed") {
+      if (!c.median_ms)
+        f.fail("field " + path + ".median_ms must be a number when the case passed");
+      if (!c.min_ms) f.fail("field " + path + ".min_ms must be a number when the case passed");
+      if (!c.value) f.fail("field " + path + ".tflops must be a number when the case passed");
+    }
+    if (f.ok() && c.verdict != "passed" && first_bench_failure.empty())
+      first_bench_failure = case_failure("benchmarks", i, c.name, c.verdict, why);
+    r.benchmarks.push_back(std::move(c));
+  }
+  if (p->first_failure.empty()) p->first_failure = first_bench_failure;
+
+  const json& score = f.object(root, "", "score");
+  r.score = f.number_or_null(score, "score", "tflops_geomean");
+  r.score_valid = f.boolean(score, "score", "valid");
+  r.score_reason = f.string(score, "score", "reason", kMaxRecordBytes);
+  if (f.ok() && r.score_valid && !r.score)
+    f.fail("field score.tflops_geomean must be a number when score.valid is true");
+  r.passed = f.boolean(root, "", "passed");
+  // Not in the documented v1 schema, but the judge wrote them: they tell a full submit apart.
+  if (f.ok() && root.contains("action")) r.action = f.string(root, "", "action");
+  if (f.ok() && root.contains("only_cases")) r.partial = !f.array(root, "", "only_cases").empty();
+  return f.ok();
+}
+
+double metric_factor(const Metric& m) {
+  return m.name == "gbps" ? 1e6 : 1e9;  // workload / ms -> GB/s or TF/s
+}
+
+// The device must be one the judge's table knows, and every limit the record states must be the
+// one the table gives for it: the board never takes a limit from a record.
+bool check_device_and_limit(Parsed* p, std::string* reason) {
+  SubmitRecord& r = p->r;
+  std::string why;
+  if (!plausible_device(r.device, &why)) {
+    // The table names the field it found implausible, except for an unknown architecture.
+    const std::string unknown = "compute capability ";
+    *reason =
+        "implausible device: device." + (why.compare(0, unknown.size(), unknown) == 0
+                                             ? "compute_capability " + why.substr(unknown.size())
+                                             : why);
+    return false;
+  }
+  LimitKind kind;
+  if (!parse_limit(r.limit_name, &kind)) {
+    *reason = "field limit.name \"" + shorten(r.limit_name, 40) +
+              "\" is not a limit (fp16_dense, "
+              "fp8_dense, fp4_dense, dram)";
+    return false;
+  }
+  if ((kind == LimitKind::kDram) != (r.metric.name == "gbps")) {
+    *reason = "field limit.name " + r.limit_name + " does not bound the metric " + r.metric.name;
+    return false;
+  }
+  if (kind == LimitKind::kDram &&
+      (r.device.mem_bus_width_bits <= 0 || !(r.device.mem_clock_max_mhz > 0))) {
+    *reason =
+        "implausible device: device.mem_bus_width_bits and device.mem_clock_max_mhz must be "
+        "positive for a dram limit";
+    return false;
+  }
+  r.limit_value = limit_value(kind, r.device);
+
+  auto check = [&](const std::string& field, LimitKind k, const std::optional<double>& declared) {
+    const double want = limit_value(k, r.device);
+    const bool same =
+        want > 0 ? declared && close_to(*declared, want) : !declared || *declared == 0;
+    if (!same) {
+      *reason = "field " + field + " " + (declared ? fixed(*declared, 1) : std::string("null")) +
+                " differs from the judge's own limit for this device (" + limit_name(k) + " " +
+                fixed(want, 1) + ") by more than 1%";
+    }
+    return same;
+  };
+  if (!check(p->names->limit, kind, p->declared_limit)) return false;
+  for (const auto& [name, declared] : p->declared_limits) {
+    LimitKind k;
+    parse_limit(name, &k);  // the parser admitted only limit names
+    if (k == LimitKind::kDram && r.device.mem_bus_width_bits <= 0) continue;
+    if (!check("device.limits." + name, k, declared)) return false;
+  }
+  return true;
+}
+
+// Every figure the board shows is recomputed from the record's timings and dims; a record whose
+// own figures disagree with each other beyond rounding (1%) is a forgery or a judge bug.
+bool check_figures(const Parsed& p, std::string* reason) {
+  const SubmitRecord& r = p.r;
+  const FieldNames& n = *p.names;
+  const std::string unit = r.metric.unit;
+  const double factor = metric_factor(r.metric);
+
+  std::set<std::string> names;
+  for (size_t i = 0; i < r.benchmarks.size(); ++i) {
+    if (!names.insert(r.benchmarks[i].name).second) {
+      *reason = "field benchmarks[" + std::to_string(i) + "].name '" +
+                shorten(r.benchmarks[i].name, 40) + "' repeats an earlier benchmark";
+      return false;
+    }
+  }
+
+  if (r.passed) {
+    for (size_t i = 0; i < p.tests.size(); ++i) {
+      if (p.tests[i].second != "passed") {
+        *reason = "inconsistent: passed is true but tests[" + std::to_string(i) + "] '" +
+                  p.tests[i].first + "' has verdict " + p.tests[i].second;
+        return false;
+      }
+    }
+    for (size_t i = 0; i < r.benchmarks.size(); ++i) {
+      if (r.benchmarks[i].verdict != "passed") {
+        *reason = "inconsistent: passed is true but benchmarks[" + std::to_string(i) + "] '" +
+                  r.benchmarks[i].name + "' has verdict " + r.benchmarks[i].verdict;
+        return false;
+      }
+    }
+    if (!r.score_valid) {
+      *reason = "inconsistent: passed is true but score.valid is false";
+      return false;
+    }
+  }
+
+  if (r.score_valid) {
+    if (r.benchmarks.empty()) {
+      *reason = "inconsistent: score.valid is true but benchmarks is empty";
+      return false;
+    }
+    const std::string limit =
+        r.limit_name + " " + fixed(r.limit_value, 1) + " " + unit + ", from the judge's table";
+    if (r.limit_value > 0 && *r.score > r.limit_value) {
+      *reason = std::string(n.score) + " " + fixed(*r.score, 1) + " " + unit +
+                " exceeds the device's physical limit (" + limit + ")";
+      return false;
+    }
+    for (size_t i = 0; i < r.benchmarks.size(); ++i) {
+      const RecordCase& c = r.benchmarks[i];
+      const std::string where = "benchmarks[" + std::to_string(i) + "] '" + c.name + "'";
+      if (c.verdict != "passed" || !c.value) {
+        *reason = "inconsistent: score.valid is true but " + where + " has verdict " + c.verdict;
+        return false;
+      }
+      if (r.limit_value > 0 && *c.value > r.limit_value) {
+        *reason = where + ": " + n.value + " " + fixed(*c.value, 1) + " " + unit +
+                  " exceeds the device's physical limit (" + limit + ")";
+        return false;
+      }
+    }
+  }
+
+  double log_sum = 0;
+  for (size_t i = 0; i < r.benchmarks.size(); ++i) {
+    const RecordCase& c = r.benchmarks[i];
+    const std::string where =
+        "inconsistent: benchmarks[" + std::to_string(i) + "] '" + c.name + "'";
+    std::int64_t want = 0;
+    std::string why;
+    if (!evaluate_workload(r.metric.expression, c.dims, &want, &why)) {
+      *reason = where + ": metric.expression cannot be evaluated on its dims: " + shorten(why, 100);
+      return false;
+    }
+    // Exact: the judge writes the integer it computed (as a double where it is one; both sides
+    // round the same way beyond 2^53).
+    if (c.workload != static_cast<double>(want)) {
+      *reason = where + ": " + n.workload + " " + fixed(c.workload, 0) +
+                " != " + r.metric.expression + " = " + std::to_string(want);
+      return false;
+    }
+    if (!c.value) continue;
+    if (!c.median_ms || !(*c.median_ms > 0)) {
+      *reason = where + ": median_ms must be positive where " + n.value + " is given";
+      return false;
+    }
+    if (!c.min_ms || *c.min_ms > *c.median_ms || (c.max_ms && *c.median_ms > *c.max_ms)) {
+      *reason = where + ": median_ms " + fixed(*c.median_ms, 4) +
+                " is outside [min_ms, max_ms] = [" + (c.min_ms ? fixed(*c.min_ms, 4) : "null") +
+                ", " + (c.max_ms ? fixed(*c.max_ms, 4) : "null") + "]";
+      return false;
+    }
+    const double expect = c.workload / *c.median_ms / factor;
+    if (!(*c.value > 0) || !close_to(*c.value, expect)) {
+      *reason = where + ": " + n.value + " " + fixed(*c.value, 1) + " != " + n.workload +
+                "/median_ms/" + (factor == 1e9 ? "1e9" : "1e6") + " = " + fixed(expect, 1) +
+                " (beyond 1%)";
+      return false;
+    }
+    if (c.pct_of_limit) {
+      if (!(p.declared_limit && *p.declared_limit > 0)) {
+        *reason = where + ": " + n.pct + " is given but the record has no limit";
+        return false;
+      }
+      const double pct = *c.value / *p.declared_limit * 100;
+      if (!close_to(*c.pct_of_limit, pct)) {
+        *reason = where + ": " + n.pct + " " + fixed(*c.pct_of_limit, 1) + " != " + n.value + "/" +
+                  n.limit + "*100 = " + fixed(pct, 1) + " (beyond 1%)";
+        return false;
+      }
+    }
+    if (c.yardstick) {
+      const YardstickFigure& y = *c.yardstick;
+      if (!(y.median_ms > 0)) {
+        *reason = where + ": " + n.y_ms + " must be positive";
+        return false;
+      }
+      const double y_expect = c.workload / y.median_ms / factor;
+      if (!(y.value > 0) || !close_to(y.value, y_expect)) {
+        *reason = where + ": " + n.y_value + " " + fixed(y.value, 1) + " != " + n.workload + "/" +
+                  n.y_ms + "/" + (factor == 1e9 ? "1e9" : "1e6") + " = " + fixed(y_expect, 1) +
+                  " (beyond 1%)";
+        return false;
+      }
+      const double ratio = *c.value / y.value;
+      if (!close_to(y.ratio, ratio)) {
+        *reason = where + ": " + n.y_ratio + " " + fixed(y.ratio, 3) + " != " + n.value + "/" +
+                  n.y_value + " = " + fixed(ratio, 3) + " (beyond 1%)";
+        return false;
+      }
+    }
+    log_sum += std::log(*c.value);
+  }
+  if (r.score_valid) {
+    const double geomean = std::exp(log_sum / r.benchmarks.size());
+    if (!close_to(*r.score, geomean)) {
+      *reason = "inconsistent: " + std::string(n.score) + " " + fixed(*r.score, 1) +
+                " != geometric mean of benchmarks[]." + n.value + " " + fixed(geomean, 1) +
+                " (beyond 1%)";
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string without_spaces(const std::string& s) {
+  std::string out;
+  for (char c : s)
+    if (!std::isspace(static_cast<unsigned char>(c))) out += c;
+  return out;
+}
+
+// What a challenge's spec.json says about its metric.
+struct SpecMetric {
+  bool exists = false;
+  std::string error;  // non-empty: the spec exists but cannot be read
+  std::int64_t spec_version = 0;
+  std::string name;
+  std::string expression;
+};
+
+bool read_text_file(const fs::path& path, std::string* text, std::string* why) {
+  std::error_code ec;
+  const auto size = fs::file_size(path, ec);
+  if (ec) {
+    *why = "cannot read the file (" + ec.message() + ")";
+    return false;
+  }
+  if (size > kMaxRecordBytes) {
+    *why = "file of " + std::to_string(size) + " bytes is larger than the board reads (" +
+           std::to_string(kMaxRecordBytes) + ")";
+    return false;
+  }
+  // Read no more than the cap even if the file grows meanwhile.
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    *why = "cannot read the file";
+    return false;
+  }
+  text->assign(static_cast<size_t>(size) + 1, '\0');
+  in.read(&(*text)[0], static_cast<std::streamsize>(text->size()));
+  if (in.bad()) {
+    *why = "cannot read the file";
+    return false;
+  }
+  text->resize(static_cast<size_t>(in.gcount()));
+  if (text->size() > kMaxRecordBytes) {
+    *why = "file grew past the size the board reads (" + std::to_string(kMaxRecordBytes) + ")";
+    return false;
+  }
+  return true;
+}
+
+SpecMetric read_spec_metric(const std::string& challenges_dir, const std::string& challenge) {
+  SpecMetric m;
+  const fs::path path = fs::path(challenges_dir) / challenge / "spec.json";
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return m;
+  m.exists = true;
+  const std::string where = path.generic_string();
+  std::string text, why;
+  if (!read_text_file(path, &text, &why)) {
+    m.error = where + ": " + why;
+    return m;
+  }
+  try {
+    if (!prescan_json(text, kMaxRecordDepth, &why)) {
+      m.error = where + ": " + why;
+      return m;
+    }
+    const json doc = json::parse(text);
+    auto str = [](const json& j, const char* key) {
+      return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>()
+                                                                    : std::string();
+    };
+    if (!doc.is_object() || !doc.contains("spec_version") ||
+        !doc["spec_version"].is_number_integer()) {
+      m.error = where + ": no integer spec_version";
+      return m;
+    }
+    m.spec_version = doc["spec_version"].get<std::int64_t>();
+    if (doc.contains("metric")) {
+      const json& metric = doc["metric"];
+      m.name = str(metric, "name");
+      m.expression = str(metric, m.name == "gbps" ? "bytes" : "flops");
+    } else {
+      m.name = "tflops";
+      m.expression = str(doc, "flops");
+    }
+    if ((m.name != "tflops" && m.name != "gbps") || m.expression.empty())
+      m.error =
+          where + ": no metric (\"metric\": {\"name\", \"flops\" or \"bytes\"}, or \"flops\")";
+  } catch (const std::exception& e) {
+    m.error = where + ": " + shorten(e.what(), 200);
+  }
+  return m;
+}
+
+bool check_against(const SubmitRecord& r, const SpecMetric& m, std::string* reason) {
+  if (!m.exists) return true;
+  if (!m.error.empty()) {
+    *reason = "cannot check the metric against the challenge's spec: " + m.error;
+    return false;
+  }
+  if (r.spec_version > m.spec_version) {
+    *reason = "challenge.spec_version " + std::to_string(r.spec_version) +
+              " is newer than the challenge's spec (v" + std::to_string(m.spec_version) + ")";
+    return false;
+  }
+  if (r.spec_version < m.spec_version) return true;  // an older spec may have measured otherwise
+  if (r.metric.name != m.name ||
+      without_spaces(r.metric.expression) != without_spaces(m.expression)) {
+    *reason = "metric expression differs from the challenge's spec (record: " + r.metric.name +
+              " \"" + shorten(r.metric.expression, 60) + "\", spec: " + m.name + " \"" +
+              shorten(m.expression, 60) + "\")";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string judge_series(const std::string& judge_version) {
+  size_t p = 0;
+  if (!digits(judge_version, &p) || !literal(judge_version, &p, '.')) return judge_version;
+  if (!digits(judge_version, &p)) return judge_version;
+  return judge_version.substr(0, p);
+}
+
+bool parse_record(const std::string& text, SubmitRecord* out, std::string* reason) {
+  if (text.size() > kMaxRecordBytes) {
+    *reason = "record of " + std::to_string(text.size()) +
+              " bytes is larger than the board reads (" + std::to_string(kMaxRecordBytes) + ")";
+    return false;
+  }
+  if (!prescan_json(text, kMaxRecordDepth, reason)) return false;
+  json root;
+  try {
+    root = json::parse(text);
+  } catch (const json::exception& e) {
+    // Drop nlohmann's "[json.exception.parse_error.101] " tag; keep the position and cause.
+    std::string what = e.what();
+    const size_t tag_end = what.find("] ");
+    *reason =
+        "invalid JSON: " +
+        shorten(valid_utf8(tag_end == std::string::npos ? what : what.substr(tag_end + 2)), 300);
+    return false;
+  }
+  if (!root.is_object()) {
+    *reason = "not a submit record: the top level is " + std::string(root.type_name()) +
+              ", not an object";
+    return false;
+  }
+
+  // The readers check every type before they convert, so nothing below should throw; a record
+  // that still makes nlohmann throw is refused like any other malformed record.
+  try {
+    Parsed p;
+    FieldReader f(reason);
+    const std::string schema = f.string(root, "", "schema");
+    if (!f.ok()) return false;
+    bool ok = false;
+    if (schema == kSchemaV2) {
+      ok = parse_v2(f, root, &p);
+    } else if (schema == kSchemaV1) {
+      ok = parse_v1(f, root, &p);
+    } else if (schema == kSweepSchema) {
+      *reason = kSweepNotARecord;
+      return false;
+    } else {
+      *reason = "field schema is \"" + shorten(schema, 40) + "\", expected \"" + kSchemaV2 +
+                "\" or \"" + kSchemaV1 + "\"";
+      return false;
+    }
+    if (!ok) return false;
+
+    SubmitRecord& r = p.r;
+    r.solution_stem = valid_utf8(fs::path(r.solution_path).stem().string());
+    if (!r.passed) {
+      if (!p.first_failure.empty()) {
+        r.failure = p.first_failure;
+      } else {
+        r.failure = r.score_reason.empty() ? "passed is false" : "score: " + r.score_reason;
+      }
+    }
+    if (!check_device_and_limit(&p, reason) || !check_figures(p, reason)) return false;
+    *out = std::move(r);
+    return true;
+  } catch (const std::exception& e) {
+    *reason = "malformed record: " + shorten(valid_utf8(e.what()), 200);
+    return false;
+  }
+}
+
+bool load_record(const std::string& path, SubmitRecord* out, std::string* reason) {
+  std::string text;
+  if (!read_text_file(path, &text, reason)) return false;
+  if (!parse_record(text, out, reason)) return false;
+  out->file = path;
+  return true;
+}
+
+bool check_record_against_spec(const SubmitRecord& record, const std::string& challenges_dir,
+                               std::string* reason) {
+  if (challenges_dir.empty() || !is_plain_name(record.challenge)) return true;
+  return check_against(record, read_spec_metric(challenges_dir, record.challenge), reason);
+}
+
+}  // namespace fp4arena

@@ -1,0 +1,19 @@
+// Small text helpers shared by the pages and messages the judge writes.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace fp4arena {
+
+/// `v` with `digits` digits after the point ("%.*f").
+std::string fixed(double v, int digits);
+
+/// `s` cut to at most `max` bytes without splitting a UTF-8 sequence, "..." appended when cut.
+std::string shorten(const std::string& s, std::size_t max);
+
+/// `s` with every byte that is not part of a well-formed UTF-8 sequence replaced by U+FFFD, so
+/// that a file name of any bytes can be shown and written to JSON.
+std::string valid_utf8(const std::string& s);
+
+}  // namespace fp4arena
