@@ -551,12 +551,8 @@ void read_dims(FieldReader& f, const json& parent, const std::string& path,
   }
 }
 
-bool parse_v2(FieldReader& f, const json& root, Parsed* p) {
+void read_metric_v2(FieldReader& f, const json& root, Parsed* p) {
   SubmitRecord& r = p->r;
-  r.schema = kSchemaV2;
-  read_header(f, root, r);
-  r.action = f.string(root, "", "action");
-
   const json& metric = f.object(root, "", "metric");
   r.metric.name = f.string(metric, "metric", "name");
   r.metric.unit = f.string(metric, "metric", "unit");
@@ -580,7 +576,10 @@ bool parse_v2(FieldReader& f, const json& root, Parsed* p) {
   if (f.ok() && unit != r.metric.unit)
     f.fail("field limit.unit \"" + shorten(unit, 20) + "\" is not the metric's unit " +
            r.metric.unit);
+}
 
+// The v2 solution's headers and flags (types only: the board shows neither).
+void read_solution_v2(FieldReader& f, const json& root) {
   const json& solution = f.object(root, "", "solution");
   if (f.ok() && solution.contains("headers")) {
     const json& headers = f.array(solution, "solution", "headers");
@@ -602,9 +601,11 @@ bool parse_v2(FieldReader& f, const json& root, Parsed* p) {
       if (!flags[i].is_string())
         f.fail("field solution.nvcc_flags[" + std::to_string(i) + "] must be a string");
   }
+}
 
+void read_device_v2(FieldReader& f, const json& root, Parsed* p) {
   const json& device = f.object(root, "", "device");
-  read_device(f, device, true, r);
+  read_device(f, device, true, p->r);
   const json& limits = f.object(device, "device", "limits");
   for (auto it = limits.begin(); f.ok() && it != limits.end(); ++it) {
     LimitKind kind;
@@ -614,89 +615,123 @@ bool parse_v2(FieldReader& f, const json& root, Parsed* p) {
     }
     p->declared_limits[it.key()] = f.number_or_null(limits, "device.limits", it.key().c_str());
   }
+}
 
-  const json& tests = f.array(root, "", "tests");
-  for (size_t i = 0; f.ok() && i < tests.size(); ++i) {
-    const std::string path = "tests[" + std::to_string(i) + "]";
-    const json& t = tests[i];
-    if (!t.is_object()) {
-      f.fail("field " + path + " must be an object, got " + shorten(dump_text(t), 40));
+// What the board keeps of a test case.
+struct TestRow {
+  std::string name, verdict, why;
+};
+
+TestRow read_test_v2(FieldReader& f, const json& t, const std::string& path) {
+  TestRow row;
+  row.name = f.string(t, path, "name");
+  f.integer_in(t, path, "seed", 0, INT64_MAX);
+  std::map<std::string, std::int64_t> dims;
+  read_dims(f, t, path, &dims);
+  row.verdict = f.string(t, path, "verdict");
+  if (f.ok() && !known_verdict(kVerdictsV2, row.verdict))
+    f.fail("field " + path + ".verdict \"" + shorten(row.verdict, 40) + "\" is not a verdict");
+  row.why = f.string(t, path, "reason", kMaxRecordBytes);
+  const json& outputs = f.array(t, path, "outputs");
+  for (size_t k = 0; f.ok() && k < outputs.size(); ++k) {
+    const std::string opath = path + ".outputs[" + std::to_string(k) + "]";
+    if (!outputs[k].is_object()) {
+      f.fail("field " + opath + " must be an object");
       break;
     }
-    const std::string name = f.string(t, path, "name");
-    f.integer_in(t, path, "seed", 0, INT64_MAX);
-    std::map<std::string, std::int64_t> dims;
-    read_dims(f, t, path, &dims);
-    const std::string verdict = f.string(t, path, "verdict");
-    if (f.ok() && !known_verdict(kVerdictsV2, verdict))
-      f.fail("field " + path + ".verdict \"" + shorten(verdict, 40) + "\" is not a verdict");
-    const std::string why = f.string(t, path, "reason", kMaxRecordBytes);
-    const json& outputs = f.array(t, path, "outputs");
-    for (size_t k = 0; f.ok() && k < outputs.size(); ++k) {
-      const std::string opath = path + ".outputs[" + std::to_string(k) + "]";
-      if (!outputs[k].is_object()) {
-        f.fail("field " + opath + " must be an object");
+    f.string(outputs[k], opath, "name");
+    f.string(outputs[k], opath, "compare");
+    f.integer_in(outputs[k], opath, "elements", 0, INT64_MAX);
+    f.integer_in(outputs[k], opath, "mismatches", 0, INT64_MAX);
+  }
+  f.number_or_null(t, path, "wall_ms");
+  return row;
+}
+
+// One v2 benchmark case; *why gets its reason.
+RecordCase read_benchmark_v2(FieldReader& f, const json& b, const std::string& path,
+                             std::string* why) {
+  RecordCase c;
+  c.name = f.string(b, path, "name");
+  f.integer_in(b, path, "seed", 0, INT64_MAX);
+  read_dims(f, b, path, &c.dims);
+  c.workload = f.number(b, path, "workload");
+  c.verdict = f.string(b, path, "verdict");
+  if (f.ok() && !known_verdict(kVerdictsV2, c.verdict))
+    f.fail("field " + path + ".verdict \"" + shorten(c.verdict, 40) + "\" is not a verdict");
+  *why = f.string(b, path, "reason", kMaxRecordBytes);
+  f.integer_in(b, path, "calls", 0, INT64_MAX);
+  f.integer_in(b, path, "samples", 0, INT64_MAX);
+  c.median_ms = f.number_or_null(b, path, "median_ms");
+  f.number_or_null(b, path, "mean_ms");
+  f.number_or_null(b, path, "std_ms");
+  c.min_ms = f.number_or_null(b, path, "min_ms");
+  c.max_ms = f.number_or_null(b, path, "max_ms");
+  f.number_or_null(b, path, "rse");
+  c.value = f.number_or_null(b, path, "value");
+  c.pct_of_limit = f.number_or_null(b, path, "pct_of_limit");
+  if (const json* y = f.object_or_null(b, path, "yardstick")) {
+    const std::string ypath = path + ".yardstick";
+    YardstickFigure ys;
+    ys.name = f.string(*y, ypath, "name");
+    ys.median_ms = f.number(*y, ypath, "median_ms");
+    ys.value = f.number(*y, ypath, "value");
+    ys.ratio = f.number(*y, ypath, "ratio");
+    c.yardstick = ys;
+  }
+  if (f.ok() && c.verdict == "passed") {
+    for (const auto& [field, v] :
+         {std::make_pair("median_ms", c.median_ms), std::make_pair("min_ms", c.min_ms),
+          std::make_pair("max_ms", c.max_ms), std::make_pair("value", c.value)})
+      if (!v) f.fail("field " + path + "." + field + " must be a number when the case passed");
+  }
+  return c;
+}
+
+using TestReader = TestRow (*)(FieldReader&, const json&, const std::string&);
+using BenchmarkReader = RecordCase (*)(FieldReader&, const json&, const std::string&, std::string*);
+
+// The tests and benchmarks arrays, each element read by the schema's reader; the record's
+// first failure is its first failed test, else its first failed benchmark.
+void read_cases(FieldReader& f, const json& root, Parsed* p, TestReader read_test,
+                BenchmarkReader read_benchmark) {
+  std::string first_test_failure, first_bench_failure;
+  for (const char* part : {"tests", "benchmarks"}) {
+    const bool tests = std::strcmp(part, "tests") == 0;
+    const json& list = f.array(root, "", part);
+    for (size_t i = 0; f.ok() && i < list.size(); ++i) {
+      const std::string path = std::string(part) + "[" + std::to_string(i) + "]";
+      if (!list[i].is_object()) {
+        f.fail("field " + path + " must be an object, got " + shorten(dump_text(list[i]), 40));
         break;
       }
-      f.string(outputs[k], opath, "name");
-      f.string(outputs[k], opath, "compare");
-      f.integer_in(outputs[k], opath, "elements", 0, INT64_MAX);
-      f.integer_in(outputs[k], opath, "mismatches", 0, INT64_MAX);
+      std::string& first = tests ? first_test_failure : first_bench_failure;
+      TestRow row;
+      if (tests) {
+        row = read_test(f, list[i], path);
+        p->tests.emplace_back(row.name, row.verdict);
+      } else {
+        RecordCase c = read_benchmark(f, list[i], path, &row.why);
+        row.name = c.name;
+        row.verdict = c.verdict;
+        p->r.benchmarks.push_back(std::move(c));
+      }
+      if (f.ok() && row.verdict != "passed" && first.empty())
+        first = case_failure(part, i, row.name, row.verdict, row.why);
     }
-    f.number_or_null(t, path, "wall_ms");
-    p->tests.emplace_back(name, verdict);
-    if (f.ok() && verdict != "passed" && p->first_failure.empty())
-      p->first_failure = case_failure("tests", i, name, verdict, why);
   }
+  p->first_failure = first_test_failure.empty() ? first_bench_failure : first_test_failure;
+}
 
-  std::string first_bench_failure;
-  const json& benchmarks = f.array(root, "", "benchmarks");
-  for (size_t i = 0; f.ok() && i < benchmarks.size(); ++i) {
-    const std::string path = "benchmarks[" + std::to_string(i) + "]";
-    const json& b = benchmarks[i];
-    if (!b.is_object()) {
-      f.fail("field " + path + " must be an object, got " + shorten(dump_text(b), 40));
-      break;
-    }
-    RecordCase c;
-    c.name = f.string(b, path, "name");
-    f.integer_in(b, path, "seed", 0, INT64_MAX);
-    read_dims(f, b, path, &c.dims);
-    c.workload = f.number(b, path, "workload");
-    c.verdict = f.string(b, path, "verdict");
-    if (f.ok() && !known_verdict(kVerdictsV2, c.verdict))
-      f.fail("field " + path + ".verdict \"" + shorten(c.verdict, 40) + "\" is not a verdict");
-    const std::string why = f.string(b, path, "reason", kMaxRecordBytes);
-    f.integer_in(b, path, "calls", 0, INT64_MAX);
-    f.integer_in(b, path, "samples", 0, INT64_MAX);
-    c.median_ms = f.number_or_null(b, path, "median_ms");
-    f.number_or_null(b, path, "mean_ms");
-    f.number_or_null(b, path, "std_ms");
-    c.min_ms = f.number_or_null(b, path, "min_ms");
-    c.max_ms = f.number_or_null(b, path, "max_ms");
-    f.number_or_null(b, path, "rse");
-    c.value = f.number_or_null(b, path, "value");
-    c.pct_of_limit = f.number_or_null(b, path, "pct_of_limit");
-    if (const json* y = f.object_or_null(b, path, "yardstick")) {
-      const std::string ypath = path + ".yardstick";
-      YardstickFigure ys;
-      ys.name = f.string(*y, ypath, "name");
-      ys.median_ms = f.number(*y, ypath, "median_ms");
-      ys.value = f.number(*y, ypath, "value");
-      ys.ratio = f.number(*y, ypath, "ratio");
-      c.yardstick = ys;
-    }
-    if (f.ok() && c.verdict == "passed") {
-      for (const auto& [field, v] :
-           {std::make_pair("median_ms", c.median_ms), std::make_pair("min_ms", c.min_ms),
-            std::make_pair("max_ms", c.max_ms), std::make_pair("value", c.value)})
-        if (!v) f.fail("field " + path + "." + field + " must be a number when the case passed");
-    }
-    if (f.ok() && c.verdict != "passed" && first_bench_failure.empty())
-      first_bench_failure = case_failure("benchmarks", i, c.name, c.verdict, why);
-    r.benchmarks.push_back(std::move(c));
-  }
-  if (p->first_failure.empty()) p->first_failure = first_bench_failure;
+bool parse_v2(FieldReader& f, const json& root, Parsed* p) {
+  SubmitRecord& r = p->r;
+  r.schema = kSchemaV2;
+  read_header(f, root, r);
+  r.action = f.string(root, "", "action");
+  read_metric_v2(f, root, p);
+  read_solution_v2(f, root);
+  read_device_v2(f, root, p);
+  read_cases(f, root, p, read_test_v2, read_benchmark_v2);
 
   const json& score = f.object(root, "", "score");
   r.score = f.number_or_null(score, "score", "geomean");
@@ -707,6 +742,54 @@ bool parse_v2(FieldReader& f, const json& root, Parsed* p) {
   r.passed = f.boolean(root, "", "passed");
   if (f.ok() && root.contains("only_cases")) r.partial = !f.array(root, "", "only_cases").empty();
   return f.ok();
+}
+
+TestRow read_test_v1(FieldReader& f, const json& t, const std::string& path) {
+  TestRow row;
+  row.name = f.string(t, path, "name");
+  for (const char* dim : {"M", "N", "K", "seed", "mismatches", "elements"}) f.integer(t, path, dim);
+  row.verdict = f.string(t, path, "verdict");
+  if (f.ok() && !known_verdict(kVerdictsV1, row.verdict))
+    f.fail("field " + path + ".verdict \"" + shorten(row.verdict, 40) + "\" is not a verdict");
+  row.why = f.string(t, path, "reason", kMaxRecordBytes);
+  for (const char* key : {"max_abs_err", "max_rel_err", "wall_ms"}) f.number_or_null(t, path, key);
+  return row;
+}
+
+// v1 benchmarks: M, N, K, the FLOPs, and the cuBLAS FP16 figures as the yardstick.
+RecordCase read_benchmark_v1(FieldReader& f, const json& b, const std::string& path,
+                             std::string* why) {
+  RecordCase c;
+  c.name = f.string(b, path, "name");
+  for (const char* dim : {"M", "N", "K"}) c.dims[dim] = f.integer_in(b, path, dim, 1, INT32_MAX);
+  c.workload = f.number(b, path, "flops");
+  c.verdict = f.string(b, path, "verdict");
+  if (f.ok() && !known_verdict(kVerdictsV1, c.verdict))
+    f.fail("field " + path + ".verdict \"" + shorten(c.verdict, 40) + "\" is not a verdict");
+  *why = f.string(b, path, "reason", kMaxRecordBytes);
+  f.integer(b, path, "samples");
+  c.median_ms = f.number_or_null(b, path, "median_ms");
+  for (const char* key : {"mean_ms", "std_ms", "rse"}) f.number_or_null(b, path, key);
+  c.min_ms = f.number_or_null(b, path, "min_ms");
+  c.max_ms = f.number_or_null(b, path, "max_ms", true);  // written from judge 0.1.0 on, not always
+  c.pct_of_limit = f.number_or_null(b, path, "pct_of_peak");
+  c.value = f.number_or_null(b, path, "tflops");
+  const auto y_ms = f.number_or_null(b, path, "cublas_fp16_ms", true);
+  const auto y_tflops = f.number_or_null(b, path, "cublas_fp16_tflops", true);
+  const auto y_ratio = f.number_or_null(b, path, "ratio_to_cublas", true);
+  if (y_ms || y_tflops || y_ratio) {
+    if (f.ok() && !(y_ms && y_tflops && y_ratio))
+      f.fail("field " + path +
+             ": cublas_fp16_ms, cublas_fp16_tflops and ratio_to_cublas go together");
+    c.yardstick = YardstickFigure{"cuBLAS FP16 GEMM", y_ms.value_or(0), y_tflops.value_or(0),
+                                  y_ratio.value_or(0)};
+  }
+  if (f.ok() && c.verdict == "passed") {
+    if (!c.median_ms) f.fail("field " + path + ".median_ms must be a number when the case passed");
+    if (!c.min_ms) f.fail("field " + path + ".min_ms must be a number when the case passed");
+    if (!c.value) f.fail("field " + path + ".tflops must be a number when the case passed");
+  }
+  return c;
 }
 
 bool parse_v1(FieldReader& f, const json& root, Parsed* p) {
@@ -721,75 +804,7 @@ bool parse_v1(FieldReader& f, const json& root, Parsed* p) {
   const json& device = f.object(root, "", "device");
   read_device(f, device, false, r);
   p->declared_limit = f.number(device, "device", "peak_fp16_dense_tflops");
-
-  const json& tests = f.array(root, "", "tests");
-  for (size_t i = 0; f.ok() && i < tests.size(); ++i) {
-    const std::string path = "tests[" + std::to_string(i) + "]";
-    const json& t = tests[i];
-    if (!t.is_object()) {
-      f.fail("field " + path + " must be an object, got " + shorten(dump_text(t), 40));
-      break;
-    }
-    const std::string name = f.string(t, path, "name");
-    for (const char* dim : {"M", "N", "K", "seed", "mismatches", "elements"})
-      f.integer(t, path, dim);
-    const std::string verdict = f.string(t, path, "verdict");
-    if (f.ok() && !known_verdict(kVerdictsV1, verdict))
-      f.fail("field " + path + ".verdict \"" + shorten(verdict, 40) + "\" is not a verdict");
-    const std::string why = f.string(t, path, "reason", kMaxRecordBytes);
-    for (const char* key : {"max_abs_err", "max_rel_err", "wall_ms"})
-      f.number_or_null(t, path, key);
-    p->tests.emplace_back(name, verdict);
-    if (f.ok() && verdict != "passed" && p->first_failure.empty())
-      p->first_failure = case_failure("tests", i, name, verdict, why);
-  }
-
-  std::string first_bench_failure;
-  const json& benchmarks = f.array(root, "", "benchmarks");
-  for (size_t i = 0; f.ok() && i < benchmarks.size(); ++i) {
-    const std::string path = "benchmarks[" + std::to_string(i) + "]";
-    const json& b = benchmarks[i];
-    if (!b.is_object()) {
-      f.fail("field " + path + " must be an object, got " + shorten(dump_text(b), 40));
-      break;
-    }
-    RecordCase c;
-    c.name = f.string(b, path, "name");
-    for (const char* dim : {"M", "N", "K"}) c.dims[dim] = f.integer_in(b, path, dim, 1, INT32_MAX);
-    c.workload = f.number(b, path, "flops");
-    c.verdict = f.string(b, path, "verdict");
-    if (f.ok() && !known_verdict(kVerdictsV1, c.verdict))
-      f.fail("field " + path + ".verdict \"" + shorten(c.verdict, 40) + "\" is not a verdict");
-    const std::string why = f.string(b, path, "reason", kMaxRecordBytes);
-    f.integer(b, path, "samples");
-    c.median_ms = f.number_or_null(b, path, "median_ms");
-    for (const char* key : {"mean_ms", "std_ms", "rse"}) f.number_or_null(b, path, key);
-    c.min_ms = f.number_or_null(b, path, "min_ms");
-    c.max_ms =
-        f.number_or_null(b, path, "max_ms", true);  // written from judge 0.1.0 on, not always
-    c.pct_of_limit = f.number_or_null(b, path, "pct_of_peak");
-    c.value = f.number_or_null(b, path, "tflops");
-    const auto y_ms = f.number_or_null(b, path, "cublas_fp16_ms", true);
-    const auto y_tflops = f.number_or_null(b, path, "cublas_fp16_tflops", true);
-    const auto y_ratio = f.number_or_null(b, path, "ratio_to_cublas", true);
-    if (y_ms || y_tflops || y_ratio) {
-      if (f.ok() && !(y_ms && y_tflops && y_ratio))
-        f.fail("field " + path +
-               ": cublas_fp16_ms, cublas_fp16_tflops and ratio_to_cublas go together");
-      c.yardstick = YardstickFigure{"cuBLAS FP16 GEMM", y_ms.value_or(0), y_tflops.value_or(0),
-                                    y_ratio.value_or(0)};
-    }
-    if (f.ok() && c.verdict == "passed") {
-      if (!c.median_ms)
-        f.fail("field " + path + ".median_ms must be a number when the case passed");
-      if (!c.min_ms) f.fail("field " + path + ".min_ms must be a number when the case passed");
-      if (!c.value) f.fail("field " + path + ".tflops must be a number when the case passed");
-    }
-    if (f.ok() && c.verdict != "passed" && first_bench_failure.empty())
-      first_bench_failure = case_failure("benchmarks", i, c.name, c.verdict, why);
-    r.benchmarks.push_back(std::move(c));
-  }
-  if (p->first_failure.empty()) p->first_failure = first_bench_failure;
+  read_cases(f, root, p, read_test_v1, read_benchmark_v1);
 
   const json& score = f.object(root, "", "score");
   r.score = f.number_or_null(score, "score", "tflops_geomean");
@@ -865,12 +880,8 @@ bool check_device_and_limit(Parsed* p, std::string* reason) {
 
 // Every figure the board shows is recomputed from the record's timings and dims; a record whose
 // own figures disagree with each other beyond rounding (1%) is a forgery or a judge bug.
-bool check_figures(const Parsed& p, std::string* reason) {
-  const SubmitRecord& r = p.r;
-  const FieldNames& n = *p.names;
-  const std::string unit = r.metric.unit;
-  const double factor = metric_factor(r.metric);
-
+// No benchmark name twice.
+bool check_unique_names(const SubmitRecord& r, std::string* reason) {
   std::set<std::string> names;
   for (size_t i = 0; i < r.benchmarks.size(); ++i) {
     if (!names.insert(r.benchmarks[i].name).second) {
@@ -879,130 +890,170 @@ bool check_figures(const Parsed& p, std::string* reason) {
       return false;
     }
   }
+  return true;
+}
 
-  if (r.passed) {
-    for (size_t i = 0; i < p.tests.size(); ++i) {
-      if (p.tests[i].second != "passed") {
-        *reason = "inconsistent: passed is true but tests[" + std::to_string(i) + "] '" +
-                  p.tests[i].first + "' has verdict " + p.tests[i].second;
-        return false;
-      }
-    }
-    for (size_t i = 0; i < r.benchmarks.size(); ++i) {
-      if (r.benchmarks[i].verdict != "passed") {
-        *reason = "inconsistent: passed is true but benchmarks[" + std::to_string(i) + "] '" +
-                  r.benchmarks[i].name + "' has verdict " + r.benchmarks[i].verdict;
-        return false;
-      }
-    }
-    if (!r.score_valid) {
-      *reason = "inconsistent: passed is true but score.valid is false";
+// `passed` only with every case passed and a valid score.
+bool check_passed(const Parsed& p, std::string* reason) {
+  const SubmitRecord& r = p.r;
+  if (!r.passed) return true;
+  for (size_t i = 0; i < p.tests.size(); ++i) {
+    if (p.tests[i].second != "passed") {
+      *reason = "inconsistent: passed is true but tests[" + std::to_string(i) + "] '" +
+                p.tests[i].first + "' has verdict " + p.tests[i].second;
       return false;
     }
   }
-
-  if (r.score_valid) {
-    if (r.benchmarks.empty()) {
-      *reason = "inconsistent: score.valid is true but benchmarks is empty";
+  for (size_t i = 0; i < r.benchmarks.size(); ++i) {
+    if (r.benchmarks[i].verdict != "passed") {
+      *reason = "inconsistent: passed is true but benchmarks[" + std::to_string(i) + "] '" +
+                r.benchmarks[i].name + "' has verdict " + r.benchmarks[i].verdict;
       return false;
     }
-    const std::string limit =
-        r.limit_name + " " + fixed(r.limit_value, 1) + " " + unit + ", from the judge's table";
-    if (r.limit_value > 0 && *r.score > r.limit_value) {
-      *reason = std::string(n.score) + " " + fixed(*r.score, 1) + " " + unit +
+  }
+  if (!r.score_valid) {
+    *reason = "inconsistent: passed is true but score.valid is false";
+    return false;
+  }
+  return true;
+}
+
+// A valid score: every case passed with a value, and neither the score nor any value over
+// the recomputed limit.
+bool check_valid_score(const Parsed& p, std::string* reason) {
+  const SubmitRecord& r = p.r;
+  const FieldNames& n = *p.names;
+  if (!r.score_valid) return true;
+  if (r.benchmarks.empty()) {
+    *reason = "inconsistent: score.valid is true but benchmarks is empty";
+    return false;
+  }
+  const std::string& unit = r.metric.unit;
+  const std::string limit =
+      r.limit_name + " " + fixed(r.limit_value, 1) + " " + unit + ", from the judge's table";
+  if (r.limit_value > 0 && *r.score > r.limit_value) {
+    *reason = std::string(n.score) + " " + fixed(*r.score, 1) + " " + unit +
+              " exceeds the device's physical limit (" + limit + ")";
+    return false;
+  }
+  for (size_t i = 0; i < r.benchmarks.size(); ++i) {
+    const RecordCase& c = r.benchmarks[i];
+    const std::string where = "benchmarks[" + std::to_string(i) + "] '" + c.name + "'";
+    if (c.verdict != "passed" || !c.value) {
+      *reason = "inconsistent: score.valid is true but " + where + " has verdict " + c.verdict;
+      return false;
+    }
+    if (r.limit_value > 0 && *c.value > r.limit_value) {
+      *reason = where + ": " + n.value + " " + fixed(*c.value, 1) + " " + unit +
                 " exceeds the device's physical limit (" + limit + ")";
       return false;
     }
-    for (size_t i = 0; i < r.benchmarks.size(); ++i) {
-      const RecordCase& c = r.benchmarks[i];
-      const std::string where = "benchmarks[" + std::to_string(i) + "] '" + c.name + "'";
-      if (c.verdict != "passed" || !c.value) {
-        *reason = "inconsistent: score.valid is true but " + where + " has verdict " + c.verdict;
-        return false;
-      }
-      if (r.limit_value > 0 && *c.value > r.limit_value) {
-        *reason = where + ": " + n.value + " " + fixed(*c.value, 1) + " " + unit +
-                  " exceeds the device's physical limit (" + limit + ")";
-        return false;
-      }
-    }
   }
+  return true;
+}
 
+// A case's workload is its metric expression on its dims, exactly: the judge writes the
+// integer it computed (as a double where it is one; both sides round the same way beyond 2^53).
+bool check_workload(const Parsed& p, const RecordCase& c, const std::string& where,
+                    std::string* reason) {
+  std::int64_t want = 0;
+  std::string why;
+  if (!evaluate_workload(p.r.metric.expression, c.dims, &want, &why)) {
+    *reason = where + ": metric.expression cannot be evaluated on its dims: " + shorten(why, 100);
+    return false;
+  }
+  if (c.workload != static_cast<double>(want)) {
+    *reason = where + ": " + p.names->workload + " " + fixed(c.workload, 0) +
+              " != " + p.r.metric.expression + " = " + std::to_string(want);
+    return false;
+  }
+  return true;
+}
+
+// A case's times are ordered, its value follows from its workload and median, and its share
+// of the limit from its value and the record's own limit.
+bool check_value(const Parsed& p, const RecordCase& c, const std::string& where,
+                 std::string* reason) {
+  const FieldNames& n = *p.names;
+  const double factor = metric_factor(p.r.metric);
+  if (!c.median_ms || !(*c.median_ms > 0)) {
+    *reason = where + ": median_ms must be positive where " + n.value + " is given";
+    return false;
+  }
+  if (!c.min_ms || *c.min_ms > *c.median_ms || (c.max_ms && *c.median_ms > *c.max_ms)) {
+    *reason = where + ": median_ms " + fixed(*c.median_ms, 4) + " is outside [min_ms, max_ms] = [" +
+              (c.min_ms ? fixed(*c.min_ms, 4) : "null") + ", " +
+              (c.max_ms ? fixed(*c.max_ms, 4) : "null") + "]";
+    return false;
+  }
+  const double expect = c.workload / *c.median_ms / factor;
+  if (!(*c.value > 0) || !close_to(*c.value, expect)) {
+    *reason = where + ": " + n.value + " " + fixed(*c.value, 1) + " != " + n.workload +
+              "/median_ms/" + (factor == 1e9 ? "1e9" : "1e6") + " = " + fixed(expect, 1) +
+              " (beyond 1%)";
+    return false;
+  }
+  if (!c.pct_of_limit) return true;
+  if (!(p.declared_limit && *p.declared_limit > 0)) {
+    *reason = where + ": " + n.pct + " is given but the record has no limit";
+    return false;
+  }
+  const double pct = *c.value / *p.declared_limit * 100;
+  if (!close_to(*c.pct_of_limit, pct)) {
+    *reason = where + ": " + n.pct + " " + fixed(*c.pct_of_limit, 1) + " != " + n.value + "/" +
+              n.limit + "*100 = " + fixed(pct, 1) + " (beyond 1%)";
+    return false;
+  }
+  return true;
+}
+
+// A case's yardstick value follows from the workload and its median, its ratio from the values.
+bool check_yardstick(const Parsed& p, const RecordCase& c, const std::string& where,
+                     std::string* reason) {
+  const FieldNames& n = *p.names;
+  const double factor = metric_factor(p.r.metric);
+  const YardstickFigure& y = *c.yardstick;
+  if (!(y.median_ms > 0)) {
+    *reason = where + ": " + n.y_ms + " must be positive";
+    return false;
+  }
+  const double y_expect = c.workload / y.median_ms / factor;
+  if (!(y.value > 0) || !close_to(y.value, y_expect)) {
+    *reason = where + ": " + n.y_value + " " + fixed(y.value, 1) + " != " + n.workload + "/" +
+              n.y_ms + "/" + (factor == 1e9 ? "1e9" : "1e6") + " = " + fixed(y_expect, 1) +
+              " (beyond 1%)";
+    return false;
+  }
+  const double ratio = *c.value / y.value;
+  if (!close_to(y.ratio, ratio)) {
+    *reason = where + ": " + n.y_ratio + " " + fixed(y.ratio, 3) + " != " + n.value + "/" +
+              n.y_value + " = " + fixed(ratio, 3) + " (beyond 1%)";
+    return false;
+  }
+  return true;
+}
+
+bool check_figures(const Parsed& p, std::string* reason) {
+  const SubmitRecord& r = p.r;
+  if (!check_unique_names(r, reason) || !check_passed(p, reason) || !check_valid_score(p, reason)) {
+    return false;
+  }
   double log_sum = 0;
   for (size_t i = 0; i < r.benchmarks.size(); ++i) {
     const RecordCase& c = r.benchmarks[i];
     const std::string where =
         "inconsistent: benchmarks[" + std::to_string(i) + "] '" + c.name + "'";
-    std::int64_t want = 0;
-    std::string why;
-    if (!evaluate_workload(r.metric.expression, c.dims, &want, &why)) {
-      *reason = where + ": metric.expression cannot be evaluated on its dims: " + shorten(why, 100);
-      return false;
-    }
-    // Exact: the judge writes the integer it computed (as a double where it is one; both sides
-    // round the same way beyond 2^53).
-    if (c.workload != static_cast<double>(want)) {
-      *reason = where + ": " + n.workload + " " + fixed(c.workload, 0) +
-                " != " + r.metric.expression + " = " + std::to_string(want);
-      return false;
-    }
+    if (!check_workload(p, c, where, reason)) return false;
     if (!c.value) continue;
-    if (!c.median_ms || !(*c.median_ms > 0)) {
-      *reason = where + ": median_ms must be positive where " + n.value + " is given";
-      return false;
-    }
-    if (!c.min_ms || *c.min_ms > *c.median_ms || (c.max_ms && *c.median_ms > *c.max_ms)) {
-      *reason = where + ": median_ms " + fixed(*c.median_ms, 4) +
-                " is outside [min_ms, max_ms] = [" + (c.min_ms ? fixed(*c.min_ms, 4) : "null") +
-                ", " + (c.max_ms ? fixed(*c.max_ms, 4) : "null") + "]";
-      return false;
-    }
-    const double expect = c.workload / *c.median_ms / factor;
-    if (!(*c.value > 0) || !close_to(*c.value, expect)) {
-      *reason = where + ": " + n.value + " " + fixed(*c.value, 1) + " != " + n.workload +
-                "/median_ms/" + (factor == 1e9 ? "1e9" : "1e6") + " = " + fixed(expect, 1) +
-                " (beyond 1%)";
-      return false;
-    }
-    if (c.pct_of_limit) {
-      if (!(p.declared_limit && *p.declared_limit > 0)) {
-        *reason = where + ": " + n.pct + " is given but the record has no limit";
-        return false;
-      }
-      const double pct = *c.value / *p.declared_limit * 100;
-      if (!close_to(*c.pct_of_limit, pct)) {
-        *reason = where + ": " + n.pct + " " + fixed(*c.pct_of_limit, 1) + " != " + n.value + "/" +
-                  n.limit + "*100 = " + fixed(pct, 1) + " (beyond 1%)";
-        return false;
-      }
-    }
-    if (c.yardstick) {
-      const YardstickFigure& y = *c.yardstick;
-      if (!(y.median_ms > 0)) {
-        *reason = where + ": " + n.y_ms + " must be positive";
-        return false;
-      }
-      const double y_expect = c.workload / y.median_ms / factor;
-      if (!(y.value > 0) || !close_to(y.value, y_expect)) {
-        *reason = where + ": " + n.y_value + " " + fixed(y.value, 1) + " != " + n.workload + "/" +
-                  n.y_ms + "/" + (factor == 1e9 ? "1e9" : "1e6") + " = " + fixed(y_expect, 1) +
-                  " (beyond 1%)";
-        return false;
-      }
-      const double ratio = *c.value / y.value;
-      if (!close_to(y.ratio, ratio)) {
-        *reason = where + ": " + n.y_ratio + " " + fixed(y.ratio, 3) + " != " + n.value + "/" +
-                  n.y_value + " = " + fixed(ratio, 3) + " (beyond 1%)";
-        return false;
-      }
-    }
+    if (!check_value(p, c, where, reason)) return false;
+    if (c.yardstick && !check_yardstick(p, c, where, reason)) return false;
     log_sum += std::log(*c.value);
   }
   if (r.score_valid) {
     const double geomean = std::exp(log_sum / r.benchmarks.size());
     if (!close_to(*r.score, geomean)) {
-      *reason = "inconsistent: " + std::string(n.score) + " " + fixed(*r.score, 1) +
-                " != geometric mean of benchmarks[]." + n.value + " " + fixed(geomean, 1) +
+      *reason = "inconsistent: " + std::string(p.names->score) + " " + fixed(*r.score, 1) +
+                " != geometric mean of benchmarks[]." + p.names->value + " " + fixed(geomean, 1) +
                 " (beyond 1%)";
       return false;
     }
