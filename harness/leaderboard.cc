@@ -130,103 +130,122 @@ bool write_file(const fs::path& path, const std::string& content, std::string* e
 
 }  // namespace
 
+namespace {
+
+using GroupKey = std::tuple<std::string, std::int64_t, std::string, std::string, std::string>;
+using LatestOf = std::map<std::string, std::pair<std::int64_t, std::pair<long, long>>>;
+
+// Why `r` is not ranked, or "" when it may be.
+std::string unranked_reason(const SubmitRecord& r) {
+  if (!r.passed) return "not ranked: failed (" + r.failure + ")";
+  if (!r.action.empty() && r.action != "submit") {
+    return "not ranked: a record of --action " + r.action + ", not submit";
+  }
+  if (r.partial) return "not ranked: a partial run (only_cases)";
+  if (!r.score_valid || !r.score) return "not ranked: score invalid (" + r.score_reason + ")";
+  if (r.timing_method != kTimingMethod) {
+    return std::string(
+               "not ranked: timed by an earlier method (the worker's own events, held to the "
+               "judge's clocks by a margin), not by the judge's own clock (") +
+           kTimingMethod + "): submit it again to rank it";
+  }
+  return "";
+}
+
+// `r` as an entry of `g` (whose case and yardstick lists it extends).
+BoardEntry make_entry(SubmitRecord&& r, BoardGroup* g) {
+  BoardEntry e;
+  e.rank = static_cast<int>(g->entries.size()) + 1;
+  double log_ratio = 0;
+  bool all_ratios = !r.benchmarks.empty();
+  for (const RecordCase& c : r.benchmarks) {
+    if (std::find(g->cases.begin(), g->cases.end(), c.name) == g->cases.end())
+      g->cases.push_back(c.name);
+    if (c.yardstick && c.yardstick->ratio > 0) {
+      log_ratio += std::log(c.yardstick->ratio);
+      if (std::find(g->yardsticks.begin(), g->yardsticks.end(), c.yardstick->name) ==
+          g->yardsticks.end())
+        g->yardsticks.push_back(c.yardstick->name);
+    } else {
+      all_ratios = false;
+    }
+  }
+  if (all_ratios) e.ratio_to_yardstick = std::exp(log_ratio / r.benchmarks.size());
+  if (r.limit_value > 0) e.pct_of_limit = *r.score / r.limit_value * 100;
+  if (r.limit_name != g->limit_name) e.notes.push_back("limit " + r.limit_name);
+  if (r.migrated_from_v1) e.notes.push_back("v1 record");
+  e.record = std::move(r);
+  return e;
+}
+
+// One group's entries: by descending score, one per source (sha256); the other records of a
+// source go to `board->not_ranked` as duplicates.
+BoardGroup make_group(const GroupKey& key, std::vector<SubmitRecord>& list, Board* board) {
+  std::sort(list.begin(), list.end(), [](const SubmitRecord& a, const SubmitRecord& b) {
+    return std::make_tuple(-*a.score, a.created_utc, a.solution_stem, a.file) <
+           std::make_tuple(-*b.score, b.created_utc, b.solution_stem, b.file);
+  });
+  BoardGroup g;
+  std::tie(g.challenge, g.spec_version, g.judge_series, g.device, g.metric) = key;
+  g.unit = list.front().metric.unit;
+  g.limit_name = list.front().limit_name;
+  std::map<std::string, std::pair<std::string, double>> best;  // sha256 -> file, score
+  for (SubmitRecord& r : list) {
+    auto [it, fresh] = best.emplace(r.sha256, std::make_pair(r.file, *r.score));
+    if (fresh) {
+      g.entries.push_back(make_entry(std::move(r), &g));
+      continue;
+    }
+    const auto& [kept_file, kept_score] = it->second;
+    board->not_ranked.push_back({r.file, "not ranked: duplicate of " + kept_file +
+                                             " (same source sha256 " + r.sha256.substr(0, 12) +
+                                             "; " + fixed(*r.score, 1) + " " + g.unit + " here, " +
+                                             fixed(kept_score, 1) + " " + g.unit + " there)"});
+  }
+  return g;
+}
+
+// Marks a group that is not of its challenge's latest spec and judge series, saying why.
+void mark_older(const LatestOf& latest, BoardGroup* g) {
+  const auto& [spec, series] = latest.at(g->challenge);
+  if (g->spec_version != spec) {
+    g->latest = false;
+    g->note = "Older challenge spec v" + std::to_string(g->spec_version) + " (latest is v" +
+              std::to_string(spec) + "): ranked apart, not comparable with the latest spec.";
+  } else if (series_key(g->judge_series) != series) {
+    g->latest = false;
+    g->note = "Older judge " + g->judge_series + " (latest is " + std::to_string(series.first) +
+              "." + std::to_string(series.second) +
+              "): ranked apart, not comparable with the latest judge.";
+  }
+}
+
+}  // namespace
+
 Board rank_records(std::vector<SubmitRecord> records) {
   Board board;
   // A challenge's latest groups are those of its highest spec version and, within it, of its
   // highest judge series, over every record (a newer spec that nobody passes yet still makes
   // the older boards old). Older groups are kept apart and marked, never merged.
-  std::map<std::string, std::pair<std::int64_t, std::pair<long, long>>> latest;
+  LatestOf latest;
   for (const SubmitRecord& r : records) {
     auto mine = std::make_pair(r.spec_version, series_key(judge_series(r.judge_version)));
     auto [it, fresh] = latest.emplace(r.challenge, mine);
     if (!fresh && it->second < mine) it->second = mine;
   }
-
-  using Key = std::tuple<std::string, std::int64_t, std::string, std::string, std::string>;
-  std::map<Key, std::vector<SubmitRecord>> candidates;
+  std::map<GroupKey, std::vector<SubmitRecord>> candidates;
   for (SubmitRecord& r : records) {
-    if (!r.passed) {
-      board.not_ranked.push_back({r.file, "not ranked: failed (" + r.failure + ")"});
-    } else if (!r.action.empty() && r.action != "submit") {
-      board.not_ranked.push_back(
-          {r.file, "not ranked: a record of --action " + r.action + ", not submit"});
-    } else if (r.partial) {
-      board.not_ranked.push_back({r.file, "not ranked: a partial run (only_cases)"});
-    } else if (!r.score_valid || !r.score) {
-      board.not_ranked.push_back({r.file, "not ranked: score invalid (" + r.score_reason + ")"});
-    } else if (r.timing_method != kTimingMethod) {
-      board.not_ranked.push_back(
-          {r.file, std::string("not ranked: timed by an earlier method (the worker's own events, "
-                               "held to the judge's clocks by a margin), not by the judge's own "
-                               "clock (") +
-                       kTimingMethod + "): submit it again to rank it"});
-    } else {
-      Key key{r.challenge, r.spec_version, judge_series(r.judge_version), r.device_name,
-              r.metric.name};
-      candidates[key].push_back(std::move(r));
+    const std::string why = unranked_reason(r);
+    if (!why.empty()) {
+      board.not_ranked.push_back({r.file, why});
+      continue;
     }
+    GroupKey key{r.challenge, r.spec_version, judge_series(r.judge_version), r.device_name,
+                 r.metric.name};
+    candidates[key].push_back(std::move(r));
   }
-
-  for (auto& [key, list] : candidates) {
-    std::sort(list.begin(), list.end(), [](const SubmitRecord& a, const SubmitRecord& b) {
-      return std::make_tuple(-*a.score, a.created_utc, a.solution_stem, a.file) <
-             std::make_tuple(-*b.score, b.created_utc, b.solution_stem, b.file);
-    });
-    BoardGroup g;
-    std::tie(g.challenge, g.spec_version, g.judge_series, g.device, g.metric) = key;
-    g.unit = list.front().metric.unit;
-    g.limit_name = list.front().limit_name;
-    // sha256 -> file and score of its entry
-    std::map<std::string, std::pair<std::string, double>> best;
-    for (SubmitRecord& r : list) {
-      auto [it, fresh] = best.emplace(r.sha256, std::make_pair(r.file, *r.score));
-      if (!fresh) {
-        const auto& [kept_file, kept_score] = it->second;
-        board.not_ranked.push_back(
-            {r.file, "not ranked: duplicate of " + kept_file + " (same source sha256 " +
-                         r.sha256.substr(0, 12) + "; " + fixed(*r.score, 1) + " " + g.unit +
-                         " here, " + fixed(kept_score, 1) + " " + g.unit + " there)"});
-        continue;
-      }
-      BoardEntry e;
-      e.rank = static_cast<int>(g.entries.size()) + 1;
-      double log_ratio = 0;
-      bool all_ratios = !r.benchmarks.empty();
-      for (const RecordCase& c : r.benchmarks) {
-        if (std::find(g.cases.begin(), g.cases.end(), c.name) == g.cases.end())
-          g.cases.push_back(c.name);
-        if (c.yardstick && c.yardstick->ratio > 0) {
-          log_ratio += std::log(c.yardstick->ratio);
-          if (std::find(g.yardsticks.begin(), g.yardsticks.end(), c.yardstick->name) ==
-              g.yardsticks.end())
-            g.yardsticks.push_back(c.yardstick->name);
-        } else {
-          all_ratios = false;
-        }
-      }
-      if (all_ratios) e.ratio_to_yardstick = std::exp(log_ratio / r.benchmarks.size());
-      if (r.limit_value > 0) e.pct_of_limit = *r.score / r.limit_value * 100;
-      if (r.limit_name != g.limit_name) e.notes.push_back("limit " + r.limit_name);
-      if (r.migrated_from_v1) e.notes.push_back("v1 record");
-      e.record = std::move(r);
-      g.entries.push_back(std::move(e));
-    }
-    board.groups.push_back(std::move(g));
-  }
-
-  for (BoardGroup& g : board.groups) {
-    const auto& [spec, series] = latest[g.challenge];
-    if (g.spec_version != spec) {
-      g.latest = false;
-      g.note = "Older challenge spec v" + std::to_string(g.spec_version) + " (latest is v" +
-               std::to_string(spec) + "): ranked apart, not comparable with the latest spec.";
-    } else if (series_key(g.judge_series) != series) {
-      g.latest = false;
-      g.note = "Older judge " + g.judge_series + " (latest is " + std::to_string(series.first) +
-               "." + std::to_string(series.second) +
-               "): ranked apart, not comparable with the latest judge.";
-    }
-  }
+  for (auto& [key, list] : candidates) board.groups.push_back(make_group(key, list, &board));
+  for (BoardGroup& g : board.groups) mark_older(latest, &g);
   auto order = [](const BoardGroup& g) {
     const auto [major, minor] = series_key(g.judge_series);
     return std::make_tuple(g.challenge, -g.spec_version, -major, -minor, g.device, g.metric);
@@ -335,11 +354,10 @@ std::string render_markdown(const Board& board) {
   return md.str();
 }
 
-std::string render_html(const Board& board) {
-  constexpr int kWidth = 760, kLabel = 200, kValue = 100, kRow = 28, kBar = 20, kPad = 8;
-  std::ostringstream h;
-  size_t ranked = 0;
-  for (const BoardGroup& g : board.groups) ranked += g.entries.size();
+namespace {
+
+// The page's head and title, its inline style included.
+void html_head(std::ostringstream& h) {
   h << R"(<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -381,68 +399,90 @@ ul.notes li { margin: 4px 0; }
 <main>
 <h1>fp4arena leaderboard</h1>
 )";
+}
+
+// A group's bar chart: one bar per entry, scaled to the group's best score.
+void html_chart(std::ostringstream& h, const BoardGroup& g) {
+  constexpr int kWidth = 760, kLabel = 200, kValue = 100, kRow = 28, kBar = 20, kPad = 8;
+  const std::string unit = html_escape(g.unit);
+  double max_score = 0;
+  for (const BoardEntry& e : g.entries) max_score = std::max(max_score, *e.record.score);
+  const int height = kPad * 2 + kRow * static_cast<int>(g.entries.size());
+  const double span = kWidth - kLabel - kValue;
+  h << "<svg class=\"chart\" width=\"" << kWidth << "\" height=\"" << height << "\" viewBox=\"0 0 "
+    << kWidth << " " << height << "\" role=\"img\" aria-label=\"score " << unit
+    << " per solution\">\n";
+  for (const BoardEntry& e : g.entries) {
+    const SubmitRecord& r = e.record;
+    const int y = kPad + kRow * (e.rank - 1);
+    const double w = max_score > 0 ? std::max(2.0, span * *r.score / max_score) : 2.0;
+    const std::string name = html_escape(shorten(r.solution_stem, 24));
+    h << "<text class=\"label\" x=\"" << kLabel - 10 << "\" y=\"" << y + kBar / 2 + 5
+      << "\" text-anchor=\"end\">" << e.rank << ". " << name << "</text>"
+      << "<rect class=\"bar" << (e.rank == 1 ? " first" : "") << "\" data-solution=\""
+      << html_escape(r.solution_stem) << "\" x=\"" << kLabel << "\" y=\"" << y << "\" width=\""
+      << fixed(w, 1) << "\" height=\"" << kBar << "\" rx=\"3\"><title>"
+      << html_escape(r.solution_stem) << ": " << fixed(*r.score, 1) << " " << unit
+      << "</title></rect>"
+      << "<text class=\"value\" x=\"" << fixed(kLabel + w + 6, 1) << "\" y=\"" << y + kBar / 2 + 4
+      << "\">" << fixed(*r.score, 1) << " " << unit << "</text>\n";
+  }
+  h << "</svg>\n";
+}
+
+// A group's table: one row per entry, a column per benchmark case.
+void html_table(std::ostringstream& h, const BoardGroup& g) {
+  const std::string unit = html_escape(g.unit);
+  h << "<div class=\"scroll\"><table>\n<thead><tr><th class=\"num\">rank</th>"
+    << "<th>solution</th><th>author</th><th class=\"num\">score " << unit << "</th>";
+  for (const std::string& c : g.cases)
+    h << "<th class=\"num\">" << html_escape(c) << " " << unit << "</th>";
+  h << "<th class=\"num\">% of " << html_escape(g.limit_name) << "</th><th class=\"num\" title=\""
+    << html_escape(group_footnote(g))
+    << "\">vs yardstick</th><th>date</th><th>sha256</th><th>notes</th></tr></thead>\n<tbody>\n";
+  for (const BoardEntry& e : g.entries) {
+    const SubmitRecord& r = e.record;
+    h << "<tr class=\"entry\" data-rank=\"" << e.rank << "\" data-solution=\""
+      << html_escape(r.solution_stem) << "\"><td class=\"num\">" << e.rank << "</td><td>"
+      << html_escape(r.solution_stem) << "</td><td>" << html_escape(r.author)
+      << "</td><td class=\"num\">" << fixed(*r.score, 1) << "</td>";
+    for (const std::string& c : g.cases) h << "<td class=\"num\">" << case_cell(r, c) << "</td>";
+    h << "<td class=\"num\">" << pct_cell(e) << "</td><td class=\"num\">" << ratio_cell(e)
+      << "</td><td title=\"" << html_escape(r.created_utc) << "\">"
+      << html_escape(date_of(r.created_utc)) << "</td><td><code title=\"" << r.sha256 << "\">"
+      << r.sha256.substr(0, 12) << "</code></td><td>" << html_escape(notes_cell(e))
+      << "</td></tr>\n";
+  }
+  h << "</tbody>\n</table></div>\n";
+}
+
+void html_group(std::ostringstream& h, const BoardGroup& g) {
+  const std::string unit = html_escape(g.unit);
+  h << "<section class=\"group" << (g.latest ? "" : " superseded") << "\" data-challenge=\""
+    << html_escape(g.challenge) << "\" data-spec=\"" << g.spec_version << "\" data-judge=\""
+    << html_escape(g.judge_series) << "\" data-device=\"" << html_escape(g.device)
+    << "\" data-metric=\"" << html_escape(g.metric) << "\">\n"
+    << "<h2>" << html_escape(g.challenge) << " on " << html_escape(g.device)
+    << "<span class=\"tag\">spec v" << g.spec_version << "</span><span class=\"tag\">judge "
+    << html_escape(g.judge_series) << "</span><span class=\"tag\">" << unit << "</span></h2>\n";
+  if (!g.note.empty()) h << "<p class=\"note\">" << html_escape(g.note) << "</p>\n";
+  html_chart(h, g);
+  html_table(h, g);
+  h << "<p class=\"footnote\">" << html_escape(group_footnote(g)) << "</p>\n</section>\n";
+}
+
+}  // namespace
+
+std::string render_html(const Board& board) {
+  std::ostringstream h;
+  size_t ranked = 0;
+  for (const BoardGroup& g : board.groups) ranked += g.entries.size();
+  html_head(h);
   h << "<p class=\"rules\">" << html_escape(kRules) << "</p>\n"
     << "<p class=\"summary\">" << ranked << " ranked, " << board.not_ranked.size()
     << " not ranked, " << board.rejected.size() << " rejected.</p>\n";
   if (board.groups.empty()) h << "<p>No ranked records.</p>\n";
-
-  for (const BoardGroup& g : board.groups) {
-    const std::string unit = html_escape(g.unit);
-    h << "<section class=\"group" << (g.latest ? "" : " superseded") << "\" data-challenge=\""
-      << html_escape(g.challenge) << "\" data-spec=\"" << g.spec_version << "\" data-judge=\""
-      << html_escape(g.judge_series) << "\" data-device=\"" << html_escape(g.device)
-      << "\" data-metric=\"" << html_escape(g.metric) << "\">\n"
-      << "<h2>" << html_escape(g.challenge) << " on " << html_escape(g.device)
-      << "<span class=\"tag\">spec v" << g.spec_version << "</span><span class=\"tag\">judge "
-      << html_escape(g.judge_series) << "</span><span class=\"tag\">" << unit << "</span></h2>\n";
-    if (!g.note.empty()) h << "<p class=\"note\">" << html_escape(g.note) << "</p>\n";
-
-    double max_score = 0;
-    for (const BoardEntry& e : g.entries) max_score = std::max(max_score, *e.record.score);
-    const int height = kPad * 2 + kRow * static_cast<int>(g.entries.size());
-    const double span = kWidth - kLabel - kValue;
-    h << "<svg class=\"chart\" width=\"" << kWidth << "\" height=\"" << height
-      << "\" viewBox=\"0 0 " << kWidth << " " << height << "\" role=\"img\" aria-label=\"score "
-      << unit << " per solution\">\n";
-    for (const BoardEntry& e : g.entries) {
-      const SubmitRecord& r = e.record;
-      const int y = kPad + kRow * (e.rank - 1);
-      const double w = max_score > 0 ? std::max(2.0, span * *r.score / max_score) : 2.0;
-      const std::string name = html_escape(shorten(r.solution_stem, 24));
-      h << "<text class=\"label\" x=\"" << kLabel - 10 << "\" y=\"" << y + kBar / 2 + 5
-        << "\" text-anchor=\"end\">" << e.rank << ". " << name << "</text>"
-        << "<rect class=\"bar" << (e.rank == 1 ? " first" : "") << "\" data-solution=\""
-        << html_escape(r.solution_stem) << "\" x=\"" << kLabel << "\" y=\"" << y << "\" width=\""
-        << fixed(w, 1) << "\" height=\"" << kBar << "\" rx=\"3\"><title>"
-        << html_escape(r.solution_stem) << ": " << fixed(*r.score, 1) << " " << unit
-        << "</title></rect>"
-        << "<text class=\"value\" x=\"" << fixed(kLabel + w + 6, 1) << "\" y=\"" << y + kBar / 2 + 4
-        << "\">" << fixed(*r.score, 1) << " " << unit << "</text>\n";
-    }
-    h << "</svg>\n<div class=\"scroll\"><table>\n<thead><tr><th class=\"num\">rank</th>"
-      << "<th>solution</th><th>author</th><th class=\"num\">score " << unit << "</th>";
-    for (const std::string& c : g.cases)
-      h << "<th class=\"num\">" << html_escape(c) << " " << unit << "</th>";
-    h << "<th class=\"num\">% of " << html_escape(g.limit_name) << "</th><th class=\"num\" title=\""
-      << html_escape(group_footnote(g))
-      << "\">vs yardstick</th><th>date</th><th>sha256</th><th>notes</th></tr></thead>\n<tbody>\n";
-    for (const BoardEntry& e : g.entries) {
-      const SubmitRecord& r = e.record;
-      h << "<tr class=\"entry\" data-rank=\"" << e.rank << "\" data-solution=\""
-        << html_escape(r.solution_stem) << "\"><td class=\"num\">" << e.rank << "</td><td>"
-        << html_escape(r.solution_stem) << "</td><td>" << html_escape(r.author)
-        << "</td><td class=\"num\">" << fixed(*r.score, 1) << "</td>";
-      for (const std::string& c : g.cases) h << "<td class=\"num\">" << case_cell(r, c) << "</td>";
-      h << "<td class=\"num\">" << pct_cell(e) << "</td><td class=\"num\">" << ratio_cell(e)
-        << "</td><td title=\"" << html_escape(r.created_utc) << "\">"
-        << html_escape(date_of(r.created_utc)) << "</td><td><code title=\"" << r.sha256 << "\">"
-        << r.sha256.substr(0, 12) << "</code></td><td>" << html_escape(notes_cell(e))
-        << "</td></tr>\n";
-    }
-    h << "</tbody>\n</table></div>\n<p class=\"footnote\">" << html_escape(group_footnote(g))
-      << "</p>\n</section>\n";
-  }
-
+  for (const BoardGroup& g : board.groups) html_group(h, g);
   const std::pair<const char*, const std::vector<RecordNote>*> lists[] = {
       {"Not ranked", &board.not_ranked}, {"Rejected", &board.rejected}};
   for (const auto& [title, notes] : lists) {
@@ -456,24 +496,14 @@ ul.notes li { margin: 4px 0; }
   return h.str();
 }
 
-bool build_leaderboard(const LeaderboardOptions& options, LeaderboardReport* report,
-                       std::string* err) {
-  LeaderboardReport local;
-  LeaderboardReport& rep = report ? *report : local;
-  rep = LeaderboardReport();
-  std::string ignored;
-  std::string& error = err ? *err : ignored;
+namespace {
 
-  const fs::path results(options.results_dir);
+// Every *.json file under `results` (relative to it, sorted), skipping the folder `out_dir`
+// where it lies inside: the board's own JSON is no record.
+bool record_files(const fs::path& results, const std::string& out_dir, std::vector<fs::path>* files,
+                  std::string* error) {
   std::error_code ec;
-  if (!fs::is_directory(results, ec)) {
-    error = "results directory " + valid_utf8(results.generic_string()) + " does not exist";
-    return false;
-  }
-  // The board may be written inside the results directory; its own JSON is no record.
-  const fs::path out_canonical = fs::weakly_canonical(options.out_dir, ec);
-
-  std::vector<fs::path> files;
+  const fs::path out_canonical = fs::weakly_canonical(out_dir, ec);
   fs::recursive_directory_iterator it(results, fs::directory_options::skip_permission_denied, ec);
   for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
     std::error_code entry_ec;
@@ -483,16 +513,21 @@ bool build_leaderboard(const LeaderboardOptions& options, LeaderboardReport* rep
       continue;
     }
     if (it->path().extension() == ".json" && it->is_regular_file(entry_ec))
-      files.push_back(it->path().lexically_relative(results));
+      files->push_back(it->path().lexically_relative(results));
   }
   if (ec) {
-    error = "cannot read " + valid_utf8(results.generic_string()) + ": " + ec.message();
+    *error = "cannot read " + valid_utf8(results.generic_string()) + ": " + ec.message();
     return false;
   }
-  std::sort(files.begin(), files.end());
+  std::sort(files->begin(), files->end());
+  return true;
+}
 
-  std::vector<SubmitRecord> records;
-  std::vector<RecordNote> rejected;
+// Reads each file as a record checked against its challenge's spec: the accepted ones go to
+// `records`, the refused ones to `rejected`; sweeps are counted in `rep`.
+void read_records(const fs::path& results, const std::vector<fs::path>& files,
+                  const std::string& challenges_dir, std::vector<SubmitRecord>* records,
+                  std::vector<RecordNote>* rejected, LeaderboardReport* rep) {
   for (const fs::path& rel : files) {
     SubmitRecord r;
     std::string reason;
@@ -502,21 +537,43 @@ bool build_leaderboard(const LeaderboardOptions& options, LeaderboardReport* rep
     // file (or an allocation it asks for) can never take the whole board down.
     try {
       ok = load_record((results / rel).string(), &r, &reason);
-      ok = ok && check_record_against_spec(r, options.challenges_dir, &reason);
+      ok = ok && check_record_against_spec(r, challenges_dir, &reason);
     } catch (const std::exception& e) {
       ok = false;
       reason = "cannot read the record: " + shorten(valid_utf8(e.what()), 200);
     }
     if (ok) {
       r.file = shown;
-      records.push_back(std::move(r));
+      records->push_back(std::move(r));
     } else if (reason == kSweepNotARecord) {
-      ++rep.sweeps_skipped;
+      ++rep->sweeps_skipped;
     } else {
-      rejected.push_back({shown, valid_utf8(reason)});
+      rejected->push_back({shown, valid_utf8(reason)});
     }
   }
-  rep.records_read = static_cast<int>(files.size()) - rep.sweeps_skipped;
+  rep->records_read = static_cast<int>(files.size()) - rep->sweeps_skipped;
+}
+
+}  // namespace
+
+bool build_leaderboard(const LeaderboardOptions& options, LeaderboardReport* report,
+                       std::string* err) {
+  LeaderboardReport local;
+  LeaderboardReport& rep = report ? *report : local;
+  rep = LeaderboardReport();
+  std::string ignored;
+  std::string& error = err ? *err : ignored;
+  const fs::path results(options.results_dir);
+  std::error_code ec;
+  if (!fs::is_directory(results, ec)) {
+    error = "results directory " + valid_utf8(results.generic_string()) + " does not exist";
+    return false;
+  }
+  std::vector<fs::path> files;
+  if (!record_files(results, options.out_dir, &files, &error)) return false;
+  std::vector<SubmitRecord> records;
+  std::vector<RecordNote> rejected;
+  read_records(results, files, options.challenges_dir, &records, &rejected, &rep);
   Board board = rank_records(std::move(records));
   board.rejected = std::move(rejected);
   const std::string prefix = valid_utf8(results.generic_string());
