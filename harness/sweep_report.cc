@@ -173,27 +173,11 @@ svg.chart text.limit-label { fill: #c0262d; }
 svg.chart text.failed { fill: #c0262d; font-weight: 700; font-size: 14px; }
 )";
 
-// The chart: per shape, the solution's and the yardstick's bars side by side, the device's
-// limit as a dashed line. `standalone`: a whole SVG document (namespace, its own style rules
-// and a generator comment), for a file of its own; otherwise the element for sweep.html.
-std::string chart_svg(const SweepReport& r, bool standalone) {
+// The legend: the solution, the yardstick and the limit, one row each.
+void chart_legend(std::ostringstream& h, const SweepReport& r, const SweepChartLayout& l,
+                  bool standalone) {
   const auto esc = html_escape;
-  const SweepChartLayout l = sweep_chart_layout(r);
   const std::string unit = esc(r.metric_unit);
-  std::ostringstream h;
-  const double bar_w = l.group_width * 0.34;
-  h << "<svg class=\"chart\" width=\"" << fixed(l.width, 0) << "\" height=\"" << fixed(l.height, 0)
-    << "\" viewBox=\"0 0 " << fixed(l.width, 0) << " " << fixed(l.height, 0)
-    << "\" role=\"img\" aria-label=\"" << unit << " per shape: solution, yardstick and the "
-    << esc(r.limit_name) << " limit\"";
-  if (standalone) {
-    h << " xmlns=\"http://www.w3.org/2000/svg\">\n<!-- fp4arena sweep -->\n<style>\n"
-      << kChartCss
-      << "svg.chart { background: #fff; font-family: system-ui, sans-serif; }\n</style>\n";
-  } else {
-    h << ">\n";
-  }
-  // Legend: one row each.
   double ly = kLegendTop;
   h << "<g class=\"legend\">\n";
   h << "<rect class=\"solution\" x=\"" << fixed(l.plot_left, 1) << "\" y=\"" << fixed(ly + 3, 1)
@@ -217,7 +201,11 @@ std::string chart_svg(const SweepReport& r, bool standalone) {
     << "): " << (r.limit_value > 0 ? value_text(r.limit_value) + " " + unit : "unknown")
     << "</text>\n";
   h << "</g>\n";
-  // Value axis: grid lines and ticks.
+}
+
+// The value axis: grid lines, ticks, its title, and both axes.
+void chart_axes(std::ostringstream& h, const SweepReport& r, const SweepChartLayout& l) {
+  const std::string unit = html_escape(r.metric_unit);
   for (int k = 0; k * l.y_step <= l.y_max * (1 + 1e-9); ++k) {
     const double v = k * l.y_step;
     const double y = l.y_of(v);
@@ -235,36 +223,64 @@ std::string chart_svg(const SweepReport& r, bool standalone) {
     << "<line class=\"axis\" x1=\"" << fixed(l.plot_left, 1) << "\" y1=\""
     << fixed(l.plot_bottom, 1) << "\" x2=\"" << fixed(l.plot_right, 1) << "\" y2=\""
     << fixed(l.plot_bottom, 1) << "\"/>\n";
-  // Bars, per shape: the solution's left, the yardstick's right.
-  for (size_t i = 0; i < r.shapes.size(); ++i) {
-    const SweepShape& s = r.shapes[i];
-    const double cx = l.x_center(i);
-    const std::string name = esc(s.name), label = esc(s.label);
-    h << "<g class=\"shape\" data-shape=\"" << name << "\" data-dims=\"" << label << "\">";
-    if (s.value) {
-      const double y = l.y_of(*s.value);
-      h << "<rect class=\"solution\" x=\"" << fixed(cx - bar_w - 1, 1) << "\" y=\"" << fixed(y, 1)
-        << "\" width=\"" << fixed(bar_w, 1) << "\" height=\"" << fixed(l.plot_bottom - y, 1)
-        << "\"><title>" << name << " (" << label << "): solution " << value_text(*s.value) << " "
-        << unit << (s.over_limit ? ", above the device's limit" : "") << "</title></rect>";
-    } else {
-      h << "<text class=\"failed\" x=\"" << fixed(cx - bar_w / 2 - 1, 1) << "\" y=\""
-        << fixed(l.plot_bottom - 6, 1) << "\" text-anchor=\"middle\">&#x2717;<title>" << name
-        << " (" << label << "): " << esc(s.verdict) << (s.reason.empty() ? "" : ": ")
-        << esc(s.reason) << "</title></text>";
-    }
-    if (s.yardstick) {
-      const double y = l.y_of(s.yardstick->value);
-      h << "<rect class=\"yardstick\" x=\"" << fixed(cx + 1, 1) << "\" y=\"" << fixed(y, 1)
-        << "\" width=\"" << fixed(bar_w, 1) << "\" height=\"" << fixed(l.plot_bottom - y, 1)
-        << "\"><title>" << name << " (" << label << "): " << esc(s.yardstick->name) << " "
-        << value_text(s.yardstick->value) << " " << unit << "</title></rect>";
-    }
-    const double ty = l.plot_bottom + 14;
-    h << "<text class=\"shape-label\" x=\"" << fixed(cx, 1) << "\" y=\"" << fixed(ty, 1)
-      << "\" text-anchor=\"end\" transform=\"rotate(-35 " << fixed(cx, 1) << " " << fixed(ty, 1)
-      << ")\">" << label << "<title>" << name << "</title></text></g>\n";
+}
+
+// Shape i's bars: the solution's left (a cross where it failed), the yardstick's right.
+void chart_shape(std::ostringstream& h, const SweepReport& r, const SweepChartLayout& l, size_t i) {
+  const auto esc = html_escape;
+  const std::string unit = esc(r.metric_unit);
+  const double bar_w = l.group_width * 0.34;
+  const SweepShape& s = r.shapes[i];
+  const double cx = l.x_center(i);
+  const std::string name = esc(s.name), label = esc(s.label);
+  h << "<g class=\"shape\" data-shape=\"" << name << "\" data-dims=\"" << label << "\">";
+  if (s.value) {
+    const double y = l.y_of(*s.value);
+    h << "<rect class=\"solution\" x=\"" << fixed(cx - bar_w - 1, 1) << "\" y=\"" << fixed(y, 1)
+      << "\" width=\"" << fixed(bar_w, 1) << "\" height=\"" << fixed(l.plot_bottom - y, 1)
+      << "\"><title>" << name << " (" << label << "): solution " << value_text(*s.value) << " "
+      << unit << (s.over_limit ? ", above the device's limit" : "") << "</title></rect>";
+  } else {
+    h << "<text class=\"failed\" x=\"" << fixed(cx - bar_w / 2 - 1, 1) << "\" y=\""
+      << fixed(l.plot_bottom - 6, 1) << "\" text-anchor=\"middle\">&#x2717;<title>" << name << " ("
+      << label << "): " << esc(s.verdict) << (s.reason.empty() ? "" : ": ") << esc(s.reason)
+      << "</title></text>";
   }
+  if (s.yardstick) {
+    const double y = l.y_of(s.yardstick->value);
+    h << "<rect class=\"yardstick\" x=\"" << fixed(cx + 1, 1) << "\" y=\"" << fixed(y, 1)
+      << "\" width=\"" << fixed(bar_w, 1) << "\" height=\"" << fixed(l.plot_bottom - y, 1)
+      << "\"><title>" << name << " (" << label << "): " << esc(s.yardstick->name) << " "
+      << value_text(s.yardstick->value) << " " << unit << "</title></rect>";
+  }
+  const double ty = l.plot_bottom + 14;
+  h << "<text class=\"shape-label\" x=\"" << fixed(cx, 1) << "\" y=\"" << fixed(ty, 1)
+    << "\" text-anchor=\"end\" transform=\"rotate(-35 " << fixed(cx, 1) << " " << fixed(ty, 1)
+    << ")\">" << label << "<title>" << name << "</title></text></g>\n";
+}
+
+// The chart: per shape, the solution's and the yardstick's bars side by side, the device's
+// limit as a dashed line. `standalone`: a whole SVG document (namespace, its own style rules
+// and a generator comment), for a file of its own; otherwise the element for sweep.html.
+std::string chart_svg(const SweepReport& r, bool standalone) {
+  const auto esc = html_escape;
+  const SweepChartLayout l = sweep_chart_layout(r);
+  const std::string unit = esc(r.metric_unit);
+  std::ostringstream h;
+  h << "<svg class=\"chart\" width=\"" << fixed(l.width, 0) << "\" height=\"" << fixed(l.height, 0)
+    << "\" viewBox=\"0 0 " << fixed(l.width, 0) << " " << fixed(l.height, 0)
+    << "\" role=\"img\" aria-label=\"" << unit << " per shape: solution, yardstick and the "
+    << esc(r.limit_name) << " limit\"";
+  if (standalone) {
+    h << " xmlns=\"http://www.w3.org/2000/svg\">\n<!-- fp4arena sweep -->\n<style>\n"
+      << kChartCss
+      << "svg.chart { background: #fff; font-family: system-ui, sans-serif; }\n</style>\n";
+  } else {
+    h << ">\n";
+  }
+  chart_legend(h, r, l, standalone);
+  chart_axes(h, r, l);
+  for (size_t i = 0; i < r.shapes.size(); ++i) chart_shape(h, r, l, i);
   if (r.limit_value > 0) {
     const double y = l.y_of(r.limit_value);
     h << "<line class=\"limit\" data-value=\"" << r.limit_value << "\" x1=\""
@@ -283,14 +299,11 @@ std::string sweep_svg(const SweepReport& r) {
   return chart_svg(r, true);
 }
 
-std::string sweep_html(const SweepReport& r) {
-  const auto esc = html_escape;
-  const std::string unit = esc(r.metric_unit);
-  const std::string device_name = field_text(r.device, "name");
-  int passed = 0;
-  for (const SweepShape& s : r.shapes) passed += s.passed();
+namespace {
 
-  std::ostringstream h;
+// The page's head, its style rules included, up to <main>.
+void sweep_head(std::ostringstream& h, const SweepReport& r) {
+  const auto esc = html_escape;
   h << R"(<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -323,6 +336,15 @@ code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; fo
 <body>
 <main>
 )";
+}
+
+// The lines under the title: the solution, the device and its limit, the judge and the method.
+void sweep_meta(std::ostringstream& h, const SweepReport& r) {
+  const auto esc = html_escape;
+  const std::string unit = esc(r.metric_unit);
+  const std::string device_name = field_text(r.device, "name");
+  int passed = 0;
+  for (const SweepShape& s : r.shapes) passed += s.passed();
   h << "<h1>Sweep: " << esc(r.challenge) << " <small>spec v" << r.spec_version << "</small></h1>\n";
   if (!r.title.empty()) h << "<p class=\"meta\">" << esc(r.title) << "</p>\n";
   h << "<p class=\"meta\">solution <code>" << esc(r.solution_path) << "</code> sha256 <code>"
@@ -342,10 +364,12 @@ code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; fo
     << "; shapes from " << esc(r.shapes_source) << "; " << esc(r.timing) << "</p>\n";
   h << "<p class=\"meta summary\"><strong>" << passed << " of " << r.shapes.size()
     << " shapes passed</strong>; not a submit record: a sweep is never ranked.</p>\n";
+}
 
-  h << "<section>\n<div class=\"scroll\">\n" << chart_svg(r, false) << "</div>\n</section>\n";
-
-  // The table.
+// The table: one row per shape.
+void sweep_table(std::ostringstream& h, const SweepReport& r) {
+  const auto esc = html_escape;
+  const std::string unit = esc(r.metric_unit);
   h << "<section>\n<div class=\"scroll\"><table>\n<thead><tr><th>shape</th><th>dims</th>"
     << "<th>verdict</th><th class=\"num\">median ms</th><th class=\"num\">" << unit
     << "</th><th class=\"num\">% of " << esc(r.limit_name)
@@ -372,7 +396,18 @@ code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; fo
     h << "<td class=\"num\">" << (ratio ? fixed(*ratio, 2) : "&ndash;")
       << "</td><td class=\"reason\">" << esc(s.reason) << "</td></tr>\n";
   }
-  h << "</tbody>\n</table></div>\n</section>\n</main>\n</body>\n</html>\n";
+  h << "</tbody>\n</table></div>\n</section>\n";
+}
+
+}  // namespace
+
+std::string sweep_html(const SweepReport& r) {
+  std::ostringstream h;
+  sweep_head(h, r);
+  sweep_meta(h, r);
+  h << "<section>\n<div class=\"scroll\">\n" << chart_svg(r, false) << "</div>\n</section>\n";
+  sweep_table(h, r);
+  h << "</main>\n</body>\n</html>\n";
   return h.str();
 }
 
