@@ -140,11 +140,97 @@ SanitizerSummary parse_sanitizer_log(const std::string& log, size_t max_findings
   return s;
 }
 
+namespace {
+
+// Where ncu's raw CSV keeps each figure a KernelProfile needs (-1: not reported).
+struct NcuColumns {
+  int name = -1, dur = -1, sm = -1, dram = -1, conf = -1, conf_ld = -1, conf_st = -1;
+  std::vector<int> tensor;
+  std::vector<std::pair<int, std::string>> pipes, stalls;  // column, pipe or stall reason
+};
+
+NcuColumns ncu_columns(const std::vector<std::string>& header) {
+  auto col = [&](const std::regex& re) {
+    for (size_t i = 0; i < header.size(); ++i) {
+      if (std::regex_match(header[i], re)) return static_cast<int>(i);
+    }
+    return -1;
+  };
+  NcuColumns c;
+  c.name = col(std::regex("Kernel Name"));
+  c.dur = col(std::regex(R"(gpu__time_duration\.sum)"));
+  c.sm = col(std::regex(R"(sm__throughput\.avg\.pct_of_peak_sustained_elapsed)"));
+  // Named dram__throughput or gpu__dram_throughput depending on the ncu version.
+  c.dram = col(std::regex(R"((gpu__)?dram_{1,2}throughput\.avg\.pct_of_peak_sustained_elapsed)"));
+  c.conf = col(std::regex(R"(l1tex__data_bank_conflicts_pipe_lsu_mem_shared\.sum)"));
+  c.conf_ld = col(std::regex(R"(l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld\.sum)"));
+  c.conf_st = col(std::regex(R"(l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st\.sum)"));
+  static const std::regex kTensor(
+      R"(sm__(pipe_tensor_op_\w+_cycles_active|inst_executed_pipe_tensor_op_\w+|pipe_tensor_\w*cycles_active)\.avg\.pct_of_peak_sustained_(active|elapsed))");
+  static const std::regex kPipe(
+      R"(sm__inst_executed_pipe_([a-z0-9]+)\.avg\.pct_of_peak_sustained_active)");
+  static const std::regex kStall(
+      R"(smsp__average_warps?_issue_stalled_([a-z_]+?)_per_issue_active\.ratio)");
+  for (size_t i = 0; i < header.size(); ++i) {
+    std::smatch m;
+    if (std::regex_match(header[i], kTensor)) {
+      c.tensor.push_back(static_cast<int>(i));
+    } else if (std::regex_match(header[i], m, kPipe)) {
+      c.pipes.emplace_back(static_cast<int>(i), m[1].str());
+    }
+  }
+  for (size_t i = 0; i < header.size(); ++i) {
+    std::smatch m;
+    if (std::regex_match(header[i], m, kStall) && m[1].str() != "selected") {
+      c.stalls.emplace_back(static_cast<int>(i), m[1].str());
+    }
+  }
+  return c;
+}
+
+// One kernel's row of figures `f` (with the header's `units`) as a KernelProfile.
+KernelProfile ncu_kernel(const NcuColumns& c, const std::vector<std::string>& f,
+                         const std::vector<std::string>& units) {
+  auto at = [&](int col) { return col >= 0 ? to_number(f[col]) : -1.0; };
+  KernelProfile k;
+  k.name = c.name >= 0 ? f[c.name] : "?";
+  k.duration_us = at(c.dur);
+  if (k.duration_us >= 0 && c.dur < static_cast<int>(units.size())) {
+    const std::string& u = units[c.dur];
+    if (u == "nsecond" || u == "ns") k.duration_us /= 1000;
+    if (u == "msecond" || u == "ms") k.duration_us *= 1000;
+    if (u == "second" || u == "s") k.duration_us *= 1e6;
+  }
+  k.sm_pct = at(c.sm);
+  k.dram_pct = at(c.dram);
+  for (int col : c.tensor) k.tensor_pct = std::max(k.tensor_pct, at(col));
+  for (const auto& [col, pipe] : c.pipes) {
+    if (at(col) > k.busiest_pipe_pct) {
+      k.busiest_pipe_pct = at(col);
+      k.busiest_pipe = pipe;
+    }
+  }
+  for (const auto& [col, reason] : c.stalls) {
+    if (at(col) > 0) k.top_stalls.emplace_back(reason, at(col));
+  }
+  std::sort(k.top_stalls.begin(), k.top_stalls.end(),
+            [](const auto& a, const auto& b) { return a.second > b.second; });
+  if (k.top_stalls.size() > 2) k.top_stalls.resize(2);
+  if (c.conf >= 0) {
+    k.bank_conflicts = at(c.conf);
+  } else if (c.conf_ld >= 0 || c.conf_st >= 0) {
+    k.bank_conflicts = std::max(0.0, at(c.conf_ld)) + std::max(0.0, at(c.conf_st));
+  }
+  return k;
+}
+
+}  // namespace
+
 bool parse_ncu_raw_csv(const std::string& text, std::vector<KernelProfile>* out, std::string* err) {
   out->clear();
   std::istringstream in(text);
   std::string line;
-  std::vector<std::string> header, units;
+  std::vector<std::string> header;
   while (std::getline(in, line)) {
     if (line.rfind("\"ID\"", 0) == 0) {
       header = split_csv(line);
@@ -156,79 +242,13 @@ bool parse_ncu_raw_csv(const std::string& text, std::vector<KernelProfile>* out,
     return false;
   }
   std::getline(in, line);
-  units = split_csv(line);
-  auto col = [&](const std::regex& re) {
-    for (size_t i = 0; i < header.size(); ++i) {
-      if (std::regex_match(header[i], re)) return static_cast<int>(i);
-    }
-    return -1;
-  };
-  int name = col(std::regex("Kernel Name"));
-  int dur = col(std::regex(R"(gpu__time_duration\.sum)"));
-  int sm = col(std::regex(R"(sm__throughput\.avg\.pct_of_peak_sustained_elapsed)"));
-  // Named dram__throughput or gpu__dram_throughput depending on the ncu version.
-  int dram = col(std::regex(R"((gpu__)?dram_{1,2}throughput\.avg\.pct_of_peak_sustained_elapsed)"));
-  std::vector<int> tensor;
-  static const std::regex kTensor(
-      R"(sm__(pipe_tensor_op_\w+_cycles_active|inst_executed_pipe_tensor_op_\w+|pipe_tensor_\w*cycles_active)\.avg\.pct_of_peak_sustained_(active|elapsed))");
-  std::vector<std::pair<int, std::string>> pipes;
-  static const std::regex kPipe(
-      R"(sm__inst_executed_pipe_([a-z0-9]+)\.avg\.pct_of_peak_sustained_active)");
-  for (size_t i = 0; i < header.size(); ++i) {
-    std::smatch m;
-    if (std::regex_match(header[i], kTensor)) {
-      tensor.push_back(static_cast<int>(i));
-    } else if (std::regex_match(header[i], m, kPipe)) {
-      pipes.emplace_back(static_cast<int>(i), m[1].str());
-    }
-  }
-  std::vector<std::pair<int, std::string>> stalls;
-  static const std::regex kStall(
-      R"(smsp__average_warps?_issue_stalled_([a-z_]+?)_per_issue_active\.ratio)");
-  for (size_t i = 0; i < header.size(); ++i) {
-    std::smatch m;
-    if (std::regex_match(header[i], m, kStall) && m[1].str() != "selected") {
-      stalls.emplace_back(static_cast<int>(i), m[1].str());
-    }
-  }
-  int conf = col(std::regex(R"(l1tex__data_bank_conflicts_pipe_lsu_mem_shared\.sum)"));
-  int conf_ld = col(std::regex(R"(l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld\.sum)"));
-  int conf_st = col(std::regex(R"(l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st\.sum)"));
+  const std::vector<std::string> units = split_csv(line);
+  const NcuColumns columns = ncu_columns(header);
   while (std::getline(in, line)) {
     if (line.empty() || line[0] != '"') continue;
     std::vector<std::string> f = split_csv(line);
     if (f.size() != header.size()) continue;
-    auto at = [&](int c) { return c >= 0 ? to_number(f[c]) : -1.0; };
-    KernelProfile k;
-    k.name = name >= 0 ? f[name] : "?";
-    k.duration_us = at(dur);
-    if (k.duration_us >= 0 && dur < static_cast<int>(units.size())) {
-      const std::string& u = units[dur];
-      if (u == "nsecond" || u == "ns") k.duration_us /= 1000;
-      if (u == "msecond" || u == "ms") k.duration_us *= 1000;
-      if (u == "second" || u == "s") k.duration_us *= 1e6;
-    }
-    k.sm_pct = at(sm);
-    k.dram_pct = at(dram);
-    for (int c : tensor) k.tensor_pct = std::max(k.tensor_pct, at(c));
-    for (const auto& [c, pipe] : pipes) {
-      if (at(c) > k.busiest_pipe_pct) {
-        k.busiest_pipe_pct = at(c);
-        k.busiest_pipe = pipe;
-      }
-    }
-    for (const auto& [c, reason] : stalls) {
-      if (at(c) > 0) k.top_stalls.emplace_back(reason, at(c));
-    }
-    std::sort(k.top_stalls.begin(), k.top_stalls.end(),
-              [](const auto& a, const auto& b) { return a.second > b.second; });
-    if (k.top_stalls.size() > 2) k.top_stalls.resize(2);
-    if (conf >= 0) {
-      k.bank_conflicts = at(conf);
-    } else if (conf_ld >= 0 || conf_st >= 0) {
-      k.bank_conflicts = std::max(0.0, at(conf_ld)) + std::max(0.0, at(conf_st));
-    }
-    out->push_back(k);
+    out->push_back(ncu_kernel(columns, f, units));
   }
   if (out->empty()) {
     *err = "ncu reported no kernel";
