@@ -25,54 +25,43 @@ namespace {
 
 // One implementation for both entry points; a limit <= 0 means none (and no process group
 // of its own, so that Ctrl-C at a terminal still reaches the child).
-int run_child(const std::vector<std::string>& argv, const ChildLimits& limits, std::string* output,
-              bool* timed_out) {
-  output->clear();
-  if (timed_out) *timed_out = false;
-  const double timeout_seconds = limits.timeout_seconds;
-  const bool limited = timeout_seconds > 0;
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) {
-    *output = std::string("pipe: ") + std::strerror(errno);
-    return -1;
-  }
-  pid_t pid = fork();
-  if (pid < 0) {
-    *output = std::string("fork: ") + std::strerror(errno);
-    close(fds[0]);
-    close(fds[1]);
-    return -1;
-  }
-  if (pid == 0) {
-    if (limited) setpgid(0, 0);
-    dup2(fds[1], 1);
-    dup2(fds[1], 2);
-    for (auto [resource, bytes] :
-         {std::pair<int, uint64_t>{RLIMIT_AS, limits.address_space_bytes},
-          std::pair<int, uint64_t>{RLIMIT_FSIZE, limits.file_size_bytes}}) {
-      if (bytes == 0) continue;
-      struct rlimit rl;
-      if (getrlimit(resource, &rl) != 0) continue;
-      // Never above the hard limit the judge itself runs under.
-      rlim_t want = static_cast<rlim_t>(bytes);
-      if (rl.rlim_max != RLIM_INFINITY && want > rl.rlim_max) want = rl.rlim_max;
-      rl.rlim_cur = want;
-      rl.rlim_max = want;
-      if (setrlimit(resource, &rl) != 0) {
-        dprintf(2, "cannot limit the resources of %s: %s\n", argv[0].c_str(), std::strerror(errno));
-        _exit(127);
-      }
+namespace {
+
+// In the forked child: its own process group when limited, output to the pipe's write end,
+// the resource limits, then exec. Never returns.
+[[noreturn]] void exec_child(const std::vector<std::string>& argv, const ChildLimits& limits,
+                             int out_fd) {
+  if (limits.timeout_seconds > 0) setpgid(0, 0);
+  dup2(out_fd, 1);
+  dup2(out_fd, 2);
+  for (auto [resource, bytes] : {std::pair<int, uint64_t>{RLIMIT_AS, limits.address_space_bytes},
+                                 std::pair<int, uint64_t>{RLIMIT_FSIZE, limits.file_size_bytes}}) {
+    if (bytes == 0) continue;
+    struct rlimit rl;
+    if (getrlimit(resource, &rl) != 0) continue;
+    // Never above the hard limit the judge itself runs under.
+    rlim_t want = static_cast<rlim_t>(bytes);
+    if (rl.rlim_max != RLIM_INFINITY && want > rl.rlim_max) want = rl.rlim_max;
+    rl.rlim_cur = want;
+    rl.rlim_max = want;
+    if (setrlimit(resource, &rl) != 0) {
+      dprintf(2, "cannot limit the resources of %s: %s\n", argv[0].c_str(), std::strerror(errno));
+      _exit(127);
     }
-    std::vector<char*> args;
-    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    execvp(args[0], args.data());
-    dprintf(2, "cannot run %s: %s\n", args[0], std::strerror(errno));
-    _exit(127);
   }
-  // Both sides set the group, so that a kill never races the child's own setpgid.
-  if (limited) setpgid(pid, pid);
-  close(fds[1]);
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  execvp(args[0], args.data());
+  dprintf(2, "cannot run %s: %s\n", args[0], std::strerror(errno));
+  _exit(127);
+}
+
+// Reads the child's output from `fd` until it closes, keeping at most kMaxCapturedOutput
+// bytes (a note counts the rest); with a timeout, kills the child's group at the deadline.
+// True when it was killed.
+bool read_child_output(int fd, pid_t pid, double timeout_seconds, std::string* output) {
+  const bool limited = timeout_seconds > 0;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_seconds);
   bool killed = false;
   size_t dropped = 0;  // output bytes past kMaxCapturedOutput
@@ -86,12 +75,12 @@ int run_child(const std::vector<std::string>& argv, const ChildLimits& limits, s
         killed = true;
         break;
       }
-      struct pollfd p = {fds[0], POLLIN, 0};
+      struct pollfd p = {fd, POLLIN, 0};
       int ready = poll(&p, 1, static_cast<int>(std::min(left * 1000.0 + 1, 1000.0)));
       if (ready < 0 && errno != EINTR) break;
       if (ready <= 0) continue;
     }
-    ssize_t n = read(fds[0], buf, sizeof buf);
+    ssize_t n = read(fd, buf, sizeof buf);
     if (n > 0) {
       size_t room = kMaxCapturedOutput - std::min(output->size(), kMaxCapturedOutput);
       output->append(buf, std::min(room, static_cast<size_t>(n)));
@@ -102,11 +91,37 @@ int run_child(const std::vector<std::string>& argv, const ChildLimits& limits, s
       break;
     }
   }
-  close(fds[0]);
   if (dropped > 0) {
     *output += "\n[" + std::to_string(dropped) + " more bytes of output left out: at most " +
                std::to_string(kMaxCapturedOutput >> 20) + " MiB are kept]\n";
   }
+  return killed;
+}
+
+}  // namespace
+
+int run_child(const std::vector<std::string>& argv, const ChildLimits& limits, std::string* output,
+              bool* timed_out) {
+  output->clear();
+  if (timed_out) *timed_out = false;
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) {
+    *output = std::string("pipe: ") + std::strerror(errno);
+    return -1;
+  }
+  pid_t pid = fork();
+  if (pid < 0) {
+    *output = std::string("fork: ") + std::strerror(errno);
+    close(fds[0]);
+    close(fds[1]);
+    return -1;
+  }
+  if (pid == 0) exec_child(argv, limits, fds[1]);
+  // Both sides set the group, so that a kill never races the child's own setpgid.
+  if (limits.timeout_seconds > 0) setpgid(pid, pid);
+  close(fds[1]);
+  const bool killed = read_child_output(fds[0], pid, limits.timeout_seconds, output);
+  close(fds[0]);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
