@@ -129,6 +129,31 @@ bool write_npy(const std::string& path, const std::string& descr, const std::vec
   return write_file_atomic(path, header.data(), header.size(), data, bytes, err);
 }
 
+namespace {
+
+// The header's shape tuple at the cursor, "(2, 3)", "(5,)" or "()", into *shape.
+bool read_shape(Cursor& c, std::vector<int64_t>* shape, std::string* err) {
+  if (!c.eat('(')) {
+    *err = "header: shape must be a tuple";
+    return false;
+  }
+  while (!c.eat(')')) {
+    int64_t d = 0;
+    if (!c.integer(&d)) {
+      *err = "header: shape holds something other than whole numbers";
+      return false;
+    }
+    shape->push_back(d);
+    if (!c.eat(',') && !(c.blanks(), c.i < c.s.size() && c.s[c.i] == ')')) {
+      *err = "header: expected ',' or ')' in shape";
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 bool read_npy_header(const std::string& bytes, std::string* descr, std::vector<int64_t>* shape,
                      size_t* data_offset, std::string* err) {
   if (bytes.size() < kPrefixLen || bytes.compare(0, kMagicLen, kMagic, kMagicLen) != 0) {
@@ -178,22 +203,7 @@ bool read_npy_header(const std::string& bytes, std::string* descr, std::vector<i
       }
       have_order = true;
     } else if (key == "shape") {
-      if (!c.eat('(')) {
-        *err = "header: shape must be a tuple";
-        return false;
-      }
-      while (!c.eat(')')) {
-        int64_t d = 0;
-        if (!c.integer(&d)) {
-          *err = "header: shape holds something other than whole numbers";
-          return false;
-        }
-        shape->push_back(d);
-        if (!c.eat(',') && !(c.blanks(), c.i < dict.size() && dict[c.i] == ')')) {
-          *err = "header: expected ',' or ')' in shape";
-          return false;
-        }
-      }
+      if (!read_shape(c, shape, err)) return false;
       have_shape = true;
     } else {
       *err = "header: unknown key '" + key + "'";
