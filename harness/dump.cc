@@ -80,6 +80,83 @@ if __name__ == "__main__":
 
 }  // namespace
 
+namespace {
+
+// Writes a case's arrays as .npy files into one folder, listing each in case.json's "files".
+class CaseWriter {
+ public:
+  CaseWriter(const std::string& dir, std::vector<std::string>* files, std::string* err)
+      : dir_(dir), files_(files), err_(err) {}
+
+  bool put(const std::string& key, const std::string& descr, const std::vector<int64_t>& shape,
+           const void* data, size_t bytes, const std::string& meaning, const std::string& dtype,
+           const std::string& view) {
+    const std::string file = key + ".npy";
+    if (!write_npy(dir_ + "/" + file, descr, shape, data, bytes, err_)) return false;
+    listing_[key] = {{"file", file}, {"dtype", dtype}, {"shape", shape}, {"meaning", meaning}};
+    if (!view.empty()) listing_[key]["torch_view"] = view;
+    files_->push_back(file);
+    return true;
+  }
+  const nlohmann::json& listing() const { return listing_; }
+
+ private:
+  std::string dir_;
+  std::vector<std::string>* files_;
+  std::string* err_;
+  nlohmann::json listing_ = nlohmann::json::object();
+};
+
+// An output compared exactly: the expected bytes and, where some elements lie on a rounding
+// boundary, the tie mask and the alternatives stacked into one array [n][shape...].
+bool put_exact_output(CaseWriter& w, const ParamSpec& p, const ProblemData& in,
+                      const ExpectedOutput& e, const std::vector<int64_t>& shape) {
+  const std::string key = "expected_" + p.name;
+  const std::string dtype = dtype_name(p.dtype);
+  if (!w.put(key, npy_descr(dtype), shape, e.bytes.data(), e.bytes.size(),
+             "expected '" + p.name + "' exactly (" + dtype + ")", dtype, torch_view(p.dtype))) {
+    return false;
+  }
+  if (e.tie.empty()) return true;
+  std::vector<int64_t> stacked = {int64_t(e.alternatives.size())};
+  stacked.insert(stacked.end(), shape.begin(), shape.end());
+  std::vector<uint8_t> all;
+  for (const std::vector<uint8_t>& alt : e.alternatives)
+    all.insert(all.end(), alt.begin(), alt.end());
+  int64_t rows = 0, cols = 0;
+  output_matrix(p, in.dims, &rows, &cols);
+  return w.put(key + "_tie", "|u1", {rows, cols}, e.tie.data(), e.tie.size(),
+               "1 where an element of '" + p.name +
+                   "' lies on a rounding boundary within FP32 noise (either neighbour passes)",
+               "uint8", "") &&
+         w.put(key + "_alternatives", npy_descr(dtype), stacked, all.data(), all.size(),
+               "other codes '" + p.name +
+                   "' may take at its tie elements: any of the n buffers (first axis)",
+               dtype, torch_view(p.dtype));
+}
+
+// One buffer parameter: an input as given, an output as its expected values.
+bool put_param(CaseWriter& w, const ParamSpec& p, const ProblemData& in, const Expected& expected) {
+  const std::vector<int64_t> shape = shape_of(p, in.dims);
+  const std::string dtype = dtype_name(p.dtype);
+  if (p.role == "in") {
+    const std::vector<uint8_t>& b = in.buffers.at(p.name);
+    return w.put(p.name, npy_descr(dtype), shape, b.data(), b.size(),
+                 "input '" + p.name + "' (" + dtype + ")", dtype, torch_view(p.dtype));
+  }
+  const ExpectedOutput& e = expected.at(p.name);
+  if (p.compare.kind == CompareKind::kTolerance || p.compare.kind == CompareKind::kUlp) {
+    const std::string key = "expected_" + p.name;
+    return w.put(
+        key, "<f4", shape, e.values.data(), e.values.size() * 4,
+        "expected '" + p.name + "' as float32 (compare: " + compare_name(p.compare.kind) + ")",
+        "fp32", "");
+  }
+  return put_exact_output(w, p, in, e, shape);
+}
+
+}  // namespace
+
 bool dump_case(const Spec& spec, const CaseSpec& c, uint64_t seed, const ProblemData& in,
                const Expected& expected, const std::string& dir, std::vector<std::string>* files,
                std::string* err) {
@@ -91,69 +168,11 @@ bool dump_case(const Spec& spec, const CaseSpec& c, uint64_t seed, const Problem
                          {"dims", in.dims},
                          {"scalars", in.scalars},
                          {"prototype", c_prototype(spec)}};
-  nlohmann::json listing = nlohmann::json::object();
-  auto put = [&](const std::string& key, const std::string& file, const std::string& descr,
-                 const std::vector<int64_t>& shape, const void* data, size_t bytes,
-                 const std::string& meaning, const std::string& dtype, const std::string& view) {
-    if (!write_npy(dir + "/" + file, descr, shape, data, bytes, err)) return false;
-    listing[key] = {{"file", file}, {"dtype", dtype}, {"shape", shape}, {"meaning", meaning}};
-    if (!view.empty()) listing[key]["torch_view"] = view;
-    files->push_back(file);
-    return true;
-  };
+  CaseWriter w(dir, files, err);
   for (const ParamSpec& p : spec.params) {
-    if (!p.is_buffer()) continue;
-    const std::vector<int64_t> shape = shape_of(p, in.dims);
-    if (p.role == "in") {
-      const std::vector<uint8_t>& b = in.buffers.at(p.name);
-      if (!put(p.name, p.name + ".npy", npy_descr(dtype_name(p.dtype)), shape, b.data(), b.size(),
-               "input '" + p.name + "' (" + dtype_name(p.dtype) + ")", dtype_name(p.dtype),
-               torch_view(p.dtype))) {
-        return false;
-      }
-      continue;
-    }
-    const ExpectedOutput& e = expected.at(p.name);
-    const std::string key = "expected_" + p.name;
-    if (p.compare.kind == CompareKind::kTolerance || p.compare.kind == CompareKind::kUlp) {
-      std::vector<int64_t> fshape = shape;
-      if (!put(key, key + ".npy", "<f4", fshape, e.values.data(), e.values.size() * 4,
-               "expected '" + p.name + "' as float32 (compare: " + compare_name(p.compare.kind) +
-                   ")",
-               "fp32", "")) {
-        return false;
-      }
-    } else {
-      if (!put(key, key + ".npy", npy_descr(dtype_name(p.dtype)), shape, e.bytes.data(),
-               e.bytes.size(), "expected '" + p.name + "' exactly (" + dtype_name(p.dtype) + ")",
-               dtype_name(p.dtype), torch_view(p.dtype))) {
-        return false;
-      }
-      if (!e.tie.empty()) {
-        // The alternatives, stacked into one array [n][shape...].
-        std::vector<int64_t> stacked = {int64_t(e.alternatives.size())};
-        stacked.insert(stacked.end(), shape.begin(), shape.end());
-        std::vector<uint8_t> all;
-        for (const std::vector<uint8_t>& alt : e.alternatives) {
-          all.insert(all.end(), alt.begin(), alt.end());
-        }
-        int64_t rows = 0, cols = 0;
-        output_matrix(p, in.dims, &rows, &cols);
-        if (!put(key + "_tie", key + "_tie.npy", "|u1", {rows, cols}, e.tie.data(), e.tie.size(),
-                 "1 where an element of '" + p.name +
-                     "' lies on a rounding boundary within FP32 noise (either neighbour passes)",
-                 "uint8", "") ||
-            !put(key + "_alternatives", key + "_alternatives.npy", npy_descr(dtype_name(p.dtype)),
-                 stacked, all.data(), all.size(),
-                 "other codes '" + p.name +
-                     "' may take at its tie elements: any of the n buffers (first axis)",
-                 dtype_name(p.dtype), torch_view(p.dtype))) {
-          return false;
-        }
-      }
-    }
+    if (p.is_buffer() && !put_param(w, p, in, expected)) return false;
   }
-  meta["files"] = listing;
+  meta["files"] = w.listing();
   if (!write_file_atomic(dir + "/case.json", meta.dump(2) + "\n", err) ||
       !write_file_atomic(dir + "/load.py", kLoadPy, err)) {
     return false;
