@@ -23,6 +23,7 @@
 #include "harness/ipc.h"
 #include "harness/pre_call.h"
 #include "harness/process.h"
+#include "harness/record.h"
 #include "harness/spec.h"
 #include "harness/sweep_report.h"
 #include "harness/timing.h"
@@ -77,7 +78,6 @@ constexpr size_t kAlign = 4096;
 // Above this much work the oracle runs on the GPU (the CPU oracle still checks the GPU
 // oracle in the test suite).
 constexpr double kGpuOracleWorkload = 2e9;
-constexpr const char* kRecordSchema = "fp4arena.submit.v2";
 // Rounds of calibration windows (no kernel, one null kernel, nine) per worker start.
 constexpr int kCalibrationWindows = 11;
 // How long the judge waits for the worker to queue a window's calls before it opens the
@@ -422,6 +422,10 @@ class Session {
   void print_device();
   ExitCode finish(const std::vector<nlohmann::json>& tests,
                   const std::vector<nlohmann::json>& benches, JudgeOutcome* outcome);
+  // The submit record (schema kRecordSchema, read back by harness/record.h's parse_record).
+  nlohmann::json record_json(const std::vector<nlohmann::json>& tests,
+                             const std::vector<nlohmann::json>& benches, const Score& score,
+                             bool all_passed) const;
   bool write_record(JudgeOutcome* outcome);
 
   // Calls.
@@ -532,6 +536,10 @@ class Session {
   // --action sweep: every shape of sweep_shapes_ timed like a --action run benchmark, the
   // yardstick beside it, then sweep.json, sweep.html and sweep.svg.
   ExitCode run_sweep(JudgeOutcome* outcome);
+  // The sweep's header fields; one shape's entry from its benchmark's result `j`; the files.
+  SweepReport sweep_report(const std::string& timing_text) const;
+  SweepShape sweep_shape(const CaseSpec& c, const nlohmann::json& j);
+  ExitCode write_sweep(const SweepReport& rep, JudgeOutcome* outcome);
   std::string sweep_dir() const {
     return opts_.sweep_dir.empty() ? "sweep/" + spec_.name : opts_.sweep_dir;
   }
@@ -1787,27 +1795,9 @@ void Session::print_device() {
   log_ << "\n";
 }
 
-ExitCode Session::finish(const std::vector<nlohmann::json>& tests,
-                         const std::vector<nlohmann::json>& benches, JudgeOutcome* outcome) {
-  int passed = 0, total = 0;
-  bool runtime_failure = false;
-  std::vector<double> values;
-  for (const auto* list : {&tests, &benches}) {
-    for (const nlohmann::json& r : *list) {
-      Verdict v = Verdict::kNotRun;
-      parse_verdict(r["verdict"].get<std::string>(), &v);
-      ++total;
-      passed += v == Verdict::kPassed;
-      runtime_failure |= is_runtime_failure(v);
-    }
-  }
-  for (const nlohmann::json& b : benches) {
-    if (b["value"].is_number()) values.push_back(b["value"].get<double>());
-  }
-  Score score =
-      compute_score(values, total, passed, limit(), limit_name(spec_.limit), spec_.metric.unit());
-  const bool all_passed = passed == total && total > 0 && score.valid;
-
+nlohmann::json Session::record_json(const std::vector<nlohmann::json>& tests,
+                                    const std::vector<nlohmann::json>& benches, const Score& score,
+                                    bool all_passed) const {
   nlohmann::json headers = nlohmann::json::array();
   for (const HeaderHash& h : compiled_.headers) {
     headers.push_back({{"path", h.path}, {"sha256", h.sha256}});
@@ -1855,7 +1845,31 @@ ExitCode Session::finish(const std::vector<nlohmann::json>& tests,
       {"wall_seconds", seconds_since(t_start_)}};
   if (!opts_.cases.empty()) record["only_cases"] = opts_.cases;
   if (opts_.has_seed) record["replayed_seed"] = opts_.seed;
-  outcome->record = record;
+  return record;
+}
+
+ExitCode Session::finish(const std::vector<nlohmann::json>& tests,
+                         const std::vector<nlohmann::json>& benches, JudgeOutcome* outcome) {
+  int passed = 0, total = 0;
+  bool runtime_failure = false;
+  std::vector<double> values;
+  for (const auto* list : {&tests, &benches}) {
+    for (const nlohmann::json& r : *list) {
+      Verdict v = Verdict::kNotRun;
+      parse_verdict(r["verdict"].get<std::string>(), &v);
+      ++total;
+      passed += v == Verdict::kPassed;
+      runtime_failure |= is_runtime_failure(v);
+    }
+  }
+  for (const nlohmann::json& b : benches) {
+    if (b["value"].is_number()) values.push_back(b["value"].get<double>());
+  }
+  Score score =
+      compute_score(values, total, passed, limit(), limit_name(spec_.limit), spec_.metric.unit());
+  const bool all_passed = passed == total && total > 0 && score.valid;
+
+  outcome->record = record_json(tests, benches, score, all_passed);
 
   log_ << "score    ";
   if (score.geomean) {
@@ -2054,23 +2068,7 @@ void Session::run_cases(JudgeOutcome* outcome) {
   if (opts_.action == Action::kSubmit) write_record(outcome);
 }
 
-ExitCode Session::run_sweep(JudgeOutcome* outcome) {
-  // As for run and submit: the judge's memory must not be readable by the worker.
-  prctl(PR_SET_DUMPABLE, 0);
-  std::vector<const CaseSpec*> shapes;
-  for (const CaseSpec& c : sweep_shapes_) {
-    if (selected(c)) shapes.push_back(&c);
-  }
-  const TimingSpec timing = timing_for_action();
-  const std::string timing_text =
-      "each shape timed as --action run does: " + std::to_string(timing.warmup_calls) +
-      " warm-up calls, then " + std::to_string(timing.min_samples) + " to " +
-      std::to_string(timing.max_samples) + " samples within " + fmt(timing.max_seconds, 0) +
-      " s, fresh inputs and every output checked on every call; the yardstick" +
-      (opts_.yardstick ? " timed the same way" : " not timed (--no-yardstick)");
-  log_ << "sweep    " << shapes.size() << (shapes.size() == 1 ? " shape" : " shapes") << " from "
-       << sweep_source_ << "; " << timing_text << "\n";
-
+SweepReport Session::sweep_report(const std::string& timing_text) const {
   SweepReport rep;
   rep.judge_version = FP4ARENA_VERSION;
   rep.created_utc = utc_now();
@@ -2089,49 +2087,39 @@ ExitCode Session::run_sweep(JudgeOutcome* outcome) {
   rep.shapes_source = sweep_source_;
   rep.timing = timing_text;
   rep.yardstick_name = opts_.yardstick ? challenge_->yardstick_name() : "";
+  return rep;
+}
 
-  for (size_t i = 0; i < shapes.size(); ++i) {
-    const CaseSpec& c = *shapes[i];
-    progress_tag_ = "[" + std::to_string(i + 1) + "/" + std::to_string(shapes.size()) + "] ";
-    nlohmann::json j;
-    if (fatal_.empty()) {
-      j = run_benchmark(c);
-    } else {
-      j = {{"verdict", "not_run"}, {"reason", fatal_}, {"yardstick", nullptr}};
-      log_ << "  SKIP  " << c.name << "  " << shape_text(spec_, c.dims) << ": " << fatal_ << "\n";
+SweepShape Session::sweep_shape(const CaseSpec& c, const nlohmann::json& j) {
+  SweepShape s;
+  s.name = c.name;
+  s.label = shape_text(spec_, c.dims);
+  for (const DimSpec& d : spec_.dims) s.dims.emplace_back(d.name, c.dims.at(d.name));
+  s.workload = case_workload(spec_, c.dims);
+  s.verdict = j.value("verdict", "not_run");
+  s.reason = j.value("reason", "");
+  s.samples = j.value("samples", 0);
+  if (s.verdict == "passed" && j["median_ms"].is_number() && j["value"].is_number()) {
+    s.median_ms = j["median_ms"].get<double>();
+    s.value = j["value"].get<double>();
+    if (limit() > 0 && *s.value > limit()) {
+      s.over_limit = true;
+      s.reason = "over_limit: " + fmt(*s.value, 1) + " " + spec_.metric.unit() +
+                 " exceeds the device's " + limit_name(spec_.limit) + " limit of " +
+                 fmt(limit(), 1) + " " + spec_.metric.unit();
+      log_ << "        " << s.reason << "\n";
     }
-    SweepShape s;
-    s.name = c.name;
-    s.label = shape_text(spec_, c.dims);
-    for (const DimSpec& d : spec_.dims) s.dims.emplace_back(d.name, c.dims.at(d.name));
-    s.workload = case_workload(spec_, c.dims);
-    s.verdict = j.value("verdict", "not_run");
-    s.reason = j.value("reason", "");
-    s.samples = j.value("samples", 0);
-    if (s.verdict == "passed" && j["median_ms"].is_number() && j["value"].is_number()) {
-      s.median_ms = j["median_ms"].get<double>();
-      s.value = j["value"].get<double>();
-      if (limit() > 0 && *s.value > limit()) {
-        s.over_limit = true;
-        s.reason = "over_limit: " + fmt(*s.value, 1) + " " + spec_.metric.unit() +
-                   " exceeds the device's " + limit_name(spec_.limit) + " limit of " +
-                   fmt(limit(), 1) + " " + spec_.metric.unit();
-        log_ << "        " << s.reason << "\n";
-      }
-    }
-    const nlohmann::json& y = j["yardstick"];
-    if (y.is_object() && y.contains("median_ms") && y["median_ms"].is_number() &&
-        y.contains("value") && y["value"].is_number()) {
-      s.yardstick = SweepYardstickResult{y.value("name", ""), y["median_ms"].get<double>(),
-                                         y["value"].get<double>()};
-    }
-    rep.shapes.push_back(std::move(s));
   }
-  progress_tag_.clear();
-  worker_.reset();
-  reap_orphans();
-  rep.wall_seconds = seconds_since(t_start_);
+  const nlohmann::json& y = j["yardstick"];
+  if (y.is_object() && y.contains("median_ms") && y["median_ms"].is_number() &&
+      y.contains("value") && y["value"].is_number()) {
+    s.yardstick = SweepYardstickResult{y.value("name", ""), y["median_ms"].get<double>(),
+                                       y["value"].get<double>()};
+  }
+  return s;
+}
 
+ExitCode Session::write_sweep(const SweepReport& rep, JudgeOutcome* outcome) {
   int passed = 0;
   for (const SweepShape& s : rep.shapes) passed += s.passed();
   const nlohmann::json doc = sweep_json(rep);
@@ -2155,6 +2143,42 @@ ExitCode Session::run_sweep(JudgeOutcome* outcome) {
        << "chart    " << html_path << " (the chart alone: " << svg_path << ")\n";
   if (!fatal_.empty()) return fail_internal(fatal_);
   return rep.passed() ? ExitCode::kPassed : ExitCode::kFailed;
+}
+
+ExitCode Session::run_sweep(JudgeOutcome* outcome) {
+  // As for run and submit: the judge's memory must not be readable by the worker.
+  prctl(PR_SET_DUMPABLE, 0);
+  std::vector<const CaseSpec*> shapes;
+  for (const CaseSpec& c : sweep_shapes_) {
+    if (selected(c)) shapes.push_back(&c);
+  }
+  const TimingSpec timing = timing_for_action();
+  const std::string timing_text =
+      "each shape timed as --action run does: " + std::to_string(timing.warmup_calls) +
+      " warm-up calls, then " + std::to_string(timing.min_samples) + " to " +
+      std::to_string(timing.max_samples) + " samples within " + fmt(timing.max_seconds, 0) +
+      " s, fresh inputs and every output checked on every call; the yardstick" +
+      (opts_.yardstick ? " timed the same way" : " not timed (--no-yardstick)");
+  log_ << "sweep    " << shapes.size() << (shapes.size() == 1 ? " shape" : " shapes") << " from "
+       << sweep_source_ << "; " << timing_text << "\n";
+  SweepReport rep = sweep_report(timing_text);
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    const CaseSpec& c = *shapes[i];
+    progress_tag_ = "[" + std::to_string(i + 1) + "/" + std::to_string(shapes.size()) + "] ";
+    nlohmann::json j;
+    if (fatal_.empty()) {
+      j = run_benchmark(c);
+    } else {
+      j = {{"verdict", "not_run"}, {"reason", fatal_}, {"yardstick", nullptr}};
+      log_ << "  SKIP  " << c.name << "  " << shape_text(spec_, c.dims) << ": " << fatal_ << "\n";
+    }
+    rep.shapes.push_back(sweep_shape(c, j));
+  }
+  progress_tag_.clear();
+  worker_.reset();
+  reap_orphans();
+  rep.wall_seconds = seconds_since(t_start_);
+  return write_sweep(rep, outcome);
 }
 
 ExitCode Session::run_sanitize(nlohmann::json* record) {
@@ -2205,6 +2229,77 @@ ExitCode Session::run_sanitize(nlohmann::json* record) {
   return runtime_failure ? ExitCode::kRuntimeError : failed ? ExitCode::kFailed : ExitCode::kPassed;
 }
 
+namespace {
+
+// ncu's command line for --action profile: the kernels' sections as raw CSV into {LOG}, the
+// clocks left as they are.
+std::vector<std::string> ncu_argv(const std::string& ncu) {
+  return {ncu,
+          "--clock-control",
+          "none",
+          "--target-processes",
+          "all",
+          "--section",
+          "SpeedOfLight",
+          "--section",
+          "ComputeWorkloadAnalysis",
+          "--section",
+          "MemoryWorkloadAnalysis_Tables",
+          "--section",
+          "WarpStateStats",
+          "--csv",
+          "--page",
+          "raw",
+          "--log-file",
+          "{LOG}"};
+}
+
+// The profiled kernels as a table on `log` and as the record's "kernels"; *total_us gets
+// their summed time.
+nlohmann::json report_kernels(std::ostream& log, const std::vector<KernelProfile>& kernels,
+                              double* total_us_out) {
+  auto num = [](double v, int prec) { return v < 0 ? std::string("n/a") : fmt(v, prec); };
+  log << "  " << std::left << std::setw(44) << "kernel" << std::right << std::setw(12)
+      << "time (us)" << std::setw(8) << "SM %" << std::setw(10) << "tensor %" << std::setw(9)
+      << "DRAM %" << std::setw(16) << "smem conflicts"
+      << "  busiest pipe  top stalls (cycles per instruction)"
+      << "\n";
+  nlohmann::json ks = nlohmann::json::array();
+  double total_us = 0;
+  for (const KernelProfile& k : kernels) {
+    std::string name = k.name.size() > 42 ? k.name.substr(0, 39) + "..." : k.name;
+    log << "  " << std::left << std::setw(44) << name << std::right << std::setw(12)
+        << num(k.duration_us, 1) << std::setw(8) << num(k.sm_pct, 1) << std::setw(10)
+        << num(k.tensor_pct, 1) << std::setw(9) << num(k.dram_pct, 1) << std::setw(16)
+        << num(k.bank_conflicts, 0) << "  " << std::left << std::setw(12)
+        << (k.busiest_pipe.empty() ? std::string("n/a")
+                                   : k.busiest_pipe + " " + num(k.busiest_pipe_pct, 1) + "%")
+        << std::right;
+    std::string stalls;
+    nlohmann::json js = nlohmann::json::array();
+    for (const auto& [reason, cycles] : k.top_stalls) {
+      stalls += (stalls.empty() ? "" : ", ") + reason + " " + fmt(cycles, 1);
+      js.push_back({{"reason", reason}, {"cycles_per_instruction", cycles}});
+    }
+    log << "  " << (stalls.empty() ? std::string("n/a") : stalls) << "\n";
+    total_us += std::max(0.0, k.duration_us);
+    ks.push_back({{"name", k.name},
+                  {"duration_us", k.duration_us},
+                  {"sm_throughput_pct", k.sm_pct},
+                  {"tensor_pipe_pct", k.tensor_pct},
+                  {"dram_throughput_pct", k.dram_pct},
+                  {"shared_bank_conflicts", k.bank_conflicts},
+                  {"busiest_pipe", k.busiest_pipe.empty() ? nlohmann::json(nullptr)
+                                                          : nlohmann::json(k.busiest_pipe)},
+                  {"busiest_pipe_pct", k.busiest_pipe_pct},
+                  {"top_stalls", js}});
+  }
+  *total_us_out = total_us;
+  return ks;
+}
+
+}  // namespace
+
 ExitCode Session::run_profile(nlohmann::json* record) {
   std::string ncu = find_tool("ncu");
   if (ncu.empty()) {
@@ -2215,24 +2310,7 @@ ExitCode Session::run_profile(nlohmann::json* record) {
   }
   const CaseSpec* c =
       opts_.cases.empty() ? &spec_.benchmarks.front() : spec_.find_case(opts_.cases.front());
-  wrapper_ = {ncu,
-              "--clock-control",
-              "none",
-              "--target-processes",
-              "all",
-              "--section",
-              "SpeedOfLight",
-              "--section",
-              "ComputeWorkloadAnalysis",
-              "--section",
-              "MemoryWorkloadAnalysis_Tables",
-              "--section",
-              "WarpStateStats",
-              "--csv",
-              "--page",
-              "raw",
-              "--log-file",
-              "{LOG}"};
+  wrapper_ = ncu_argv(ncu);
   timeout_scale_ = 60;  // ncu replays each kernel once per metric pass
   exit_grace_seconds_ = 300;
   shm_bytes_ = layout_for(spec_, c->dims).total;
@@ -2262,42 +2340,8 @@ ExitCode Session::run_profile(nlohmann::json* record) {
     for (int i = 0; i < 20 && std::getline(lines, line); ++i) log_ << "  | " << line << "\n";
     return ExitCode::kInternal;
   }
-  auto num = [](double v, int prec) { return v < 0 ? std::string("n/a") : fmt(v, prec); };
-  log_ << "  " << std::left << std::setw(44) << "kernel" << std::right << std::setw(12)
-       << "time (us)" << std::setw(8) << "SM %" << std::setw(10) << "tensor %" << std::setw(9)
-       << "DRAM %" << std::setw(16) << "smem conflicts"
-       << "  busiest pipe  top stalls (cycles per instruction)"
-       << "\n";
-  nlohmann::json ks = nlohmann::json::array();
   double total_us = 0;
-  for (const KernelProfile& k : kernels) {
-    std::string name = k.name.size() > 42 ? k.name.substr(0, 39) + "..." : k.name;
-    log_ << "  " << std::left << std::setw(44) << name << std::right << std::setw(12)
-         << num(k.duration_us, 1) << std::setw(8) << num(k.sm_pct, 1) << std::setw(10)
-         << num(k.tensor_pct, 1) << std::setw(9) << num(k.dram_pct, 1) << std::setw(16)
-         << num(k.bank_conflicts, 0) << "  " << std::left << std::setw(12)
-         << (k.busiest_pipe.empty() ? std::string("n/a")
-                                    : k.busiest_pipe + " " + num(k.busiest_pipe_pct, 1) + "%")
-         << std::right;
-    std::string stalls;
-    nlohmann::json js = nlohmann::json::array();
-    for (const auto& [reason, cycles] : k.top_stalls) {
-      stalls += (stalls.empty() ? "" : ", ") + reason + " " + fmt(cycles, 1);
-      js.push_back({{"reason", reason}, {"cycles_per_instruction", cycles}});
-    }
-    log_ << "  " << (stalls.empty() ? std::string("n/a") : stalls) << "\n";
-    total_us += std::max(0.0, k.duration_us);
-    ks.push_back({{"name", k.name},
-                  {"duration_us", k.duration_us},
-                  {"sm_throughput_pct", k.sm_pct},
-                  {"tensor_pipe_pct", k.tensor_pct},
-                  {"dram_throughput_pct", k.dram_pct},
-                  {"shared_bank_conflicts", k.bank_conflicts},
-                  {"busiest_pipe", k.busiest_pipe.empty() ? nlohmann::json(nullptr)
-                                                          : nlohmann::json(k.busiest_pipe)},
-                  {"busiest_pipe_pct", k.busiest_pipe_pct},
-                  {"top_stalls", js}});
-  }
+  const nlohmann::json ks = report_kernels(log_, kernels, &total_us);
   const double workload = case_workload(spec_, c->dims);
   if (total_us > 0) {
     log_ << "  all kernels: " << fmt(total_us, 1)

@@ -30,7 +30,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 constexpr const char* kSchemaV1 = "fp4arena.submit.v1";
-constexpr const char* kSchemaV2 = "fp4arena.submit.v2";
+constexpr const char* kSchemaV2 = kRecordSchema;
 constexpr double kTolerance = 0.01;  // relative, for every figure cross-check
 // No figure of a real record comes near this (a call's FLOPs stay below 1e17); anything larger
 // is a forgery or a corrupted file, and would only overflow the arithmetic below.

@@ -13,6 +13,10 @@
 
 namespace fp4arena {
 
+/// The schema of every record the judge writes (Session::record_json, harness/judge.cc) and
+/// parse_record() reads; `fp4arena.submit.v1` records are still read, migrated.
+inline constexpr const char* kRecordSchema = "fp4arena.submit.v2";
+
 /// The same-run comparison the judge timed on one benchmark case (v2 `yardstick`; v1
 /// `cublas_fp16_ms`, `cublas_fp16_tflops`, `ratio_to_cublas`).
 struct YardstickFigure {
