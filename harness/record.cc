@@ -970,6 +970,19 @@ bool check_workload(const Parsed& p, const RecordCase& c, const std::string& whe
   return true;
 }
 
+// A rate (`value_name` = `value`) follows from the workload and a time: workload / ms /
+// factor (1e9 for TF/s, 1e6 for GB/s), within 1%.
+bool check_rate(const std::string& where, const std::string& value_name, double value,
+                const std::string& workload_name, double workload, const std::string& ms_name,
+                double ms, double factor, std::string* reason) {
+  const double expect = workload / ms / factor;
+  if (value > 0 && close_to(value, expect)) return true;
+  *reason = where + ": " + value_name + " " + fixed(value, 1) + " != " + workload_name + "/" +
+            ms_name + "/" + (factor == 1e9 ? "1e9" : "1e6") + " = " + fixed(expect, 1) +
+            " (beyond 1%)";
+  return false;
+}
+
 // A case's times are ordered, its value follows from its workload and median, and its share
 // of the limit from its value and the record's own limit.
 bool check_value(const Parsed& p, const RecordCase& c, const std::string& where,
@@ -986,11 +999,8 @@ bool check_value(const Parsed& p, const RecordCase& c, const std::string& where,
               (c.max_ms ? fixed(*c.max_ms, 4) : "null") + "]";
     return false;
   }
-  const double expect = c.workload / *c.median_ms / factor;
-  if (!(*c.value > 0) || !close_to(*c.value, expect)) {
-    *reason = where + ": " + n.value + " " + fixed(*c.value, 1) + " != " + n.workload +
-              "/median_ms/" + (factor == 1e9 ? "1e9" : "1e6") + " = " + fixed(expect, 1) +
-              " (beyond 1%)";
+  if (!check_rate(where, n.value, *c.value, n.workload, c.workload, "median_ms", *c.median_ms,
+                  factor, reason)) {
     return false;
   }
   if (!c.pct_of_limit) return true;
@@ -1017,11 +1027,8 @@ bool check_yardstick(const Parsed& p, const RecordCase& c, const std::string& wh
     *reason = where + ": " + n.y_ms + " must be positive";
     return false;
   }
-  const double y_expect = c.workload / y.median_ms / factor;
-  if (!(y.value > 0) || !close_to(y.value, y_expect)) {
-    *reason = where + ": " + n.y_value + " " + fixed(y.value, 1) + " != " + n.workload + "/" +
-              n.y_ms + "/" + (factor == 1e9 ? "1e9" : "1e6") + " = " + fixed(y_expect, 1) +
-              " (beyond 1%)";
+  if (!check_rate(where, n.y_value, y.value, n.workload, c.workload, n.y_ms, y.median_ms, factor,
+                  reason)) {
     return false;
   }
   const double ratio = *c.value / y.value;
