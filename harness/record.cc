@@ -1075,15 +1075,6 @@ std::string without_spaces(const std::string& s) {
   return out;
 }
 
-// What a challenge's spec.json says about its metric.
-struct SpecMetric {
-  bool exists = false;
-  std::string error;  // non-empty: the spec exists but cannot be read
-  std::int64_t spec_version = 0;
-  std::string name;
-  std::string expression;
-};
-
 bool read_text_file(const fs::path& path, std::string* text, std::string* why) {
   std::error_code ec;
   const auto size = fs::file_size(path, ec);
@@ -1116,68 +1107,20 @@ bool read_text_file(const fs::path& path, std::string* text, std::string* why) {
   return true;
 }
 
-SpecMetric read_spec_metric(const std::string& challenges_dir, const std::string& challenge) {
-  SpecMetric m;
-  const fs::path path = fs::path(challenges_dir) / challenge / "spec.json";
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) return m;
-  m.exists = true;
-  const std::string where = path.generic_string();
-  std::string text, why;
-  if (!read_text_file(path, &text, &why)) {
-    m.error = where + ": " + why;
-    return m;
-  }
-  try {
-    if (!prescan_json(text, kMaxRecordDepth, &why)) {
-      m.error = where + ": " + why;
-      return m;
-    }
-    const json doc = json::parse(text);
-    auto str = [](const json& j, const char* key) {
-      return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>()
-                                                                    : std::string();
-    };
-    if (!doc.is_object() || !doc.contains("spec_version") ||
-        !doc["spec_version"].is_number_integer()) {
-      m.error = where + ": no integer spec_version";
-      return m;
-    }
-    m.spec_version = doc["spec_version"].get<std::int64_t>();
-    if (doc.contains("metric")) {
-      const json& metric = doc["metric"];
-      m.name = str(metric, "name");
-      m.expression = str(metric, m.name == "gbps" ? "bytes" : "flops");
-    } else {
-      m.name = "tflops";
-      m.expression = str(doc, "flops");
-    }
-    if ((m.name != "tflops" && m.name != "gbps") || m.expression.empty())
-      m.error =
-          where + ": no metric (\"metric\": {\"name\", \"flops\" or \"bytes\"}, or \"flops\")";
-  } catch (const std::exception& e) {
-    m.error = where + ": " + shorten(e.what(), 200);
-  }
-  return m;
-}
-
-bool check_against(const SubmitRecord& r, const SpecMetric& m, std::string* reason) {
-  if (!m.exists) return true;
-  if (!m.error.empty()) {
-    *reason = "cannot check the metric against the challenge's spec: " + m.error;
-    return false;
-  }
-  if (r.spec_version > m.spec_version) {
+// A record of the spec's version states the spec's metric name and workload expression
+// (whitespace aside); one of an older version is not compared, one of a newer is refused.
+bool check_against(const SubmitRecord& r, const Spec& spec, std::string* reason) {
+  if (r.spec_version > spec.spec_version) {
     *reason = "challenge.spec_version " + std::to_string(r.spec_version) +
-              " is newer than the challenge's spec (v" + std::to_string(m.spec_version) + ")";
+              " is newer than the challenge's spec (v" + std::to_string(spec.spec_version) + ")";
     return false;
   }
-  if (r.spec_version < m.spec_version) return true;  // an older spec may have measured otherwise
-  if (r.metric.name != m.name ||
-      without_spaces(r.metric.expression) != without_spaces(m.expression)) {
+  if (r.spec_version < spec.spec_version) return true;  // an older spec may have measured otherwise
+  const std::string name = spec.metric.name(), expression = spec.metric.expression;
+  if (r.metric.name != name || without_spaces(r.metric.expression) != without_spaces(expression)) {
     *reason = "metric expression differs from the challenge's spec (record: " + r.metric.name +
-              " \"" + shorten(r.metric.expression, 60) + "\", spec: " + m.name + " \"" +
-              shorten(m.expression, 60) + "\")";
+              " \"" + shorten(r.metric.expression, 60) + "\", spec: " + name + " \"" +
+              shorten(expression, 60) + "\")";
     return false;
   }
   return true;
@@ -1268,7 +1211,17 @@ bool load_record(const std::string& path, SubmitRecord* out, std::string* reason
 bool check_record_against_spec(const SubmitRecord& record, const std::string& challenges_dir,
                                std::string* reason) {
   if (challenges_dir.empty() || !is_plain_name(record.challenge)) return true;
-  return check_against(record, read_spec_metric(challenges_dir, record.challenge), reason);
+  const std::string dir = challenges_dir + "/" + record.challenge;
+  std::error_code ec;
+  if (!fs::is_regular_file(dir + "/spec.json", ec)) return true;
+  // The judge's own reader: a spec the judge would refuse checks no record.
+  Spec spec;
+  std::string err;
+  if (!load_spec(dir, &spec, &err)) {
+    *reason = "cannot check the metric against the challenge's spec: " + shorten(err, 300);
+    return false;
+  }
+  return check_against(record, spec, reason);
 }
 
 }  // namespace fp4arena

@@ -117,12 +117,10 @@ bool parse_record(const std::string& text, SubmitRecord* out, std::string* reaso
 bool load_record(const std::string& path, SubmitRecord* out, std::string* reason);
 
 /// Checks a parsed record against `<challenges_dir>/<record.challenge>/spec.json` where that
-/// file exists (true where it does not). A record whose challenge.spec_version is the spec's
-/// must state the spec's metric name and workload expression (whitespace aside): v2 specs give
-/// `"metric": {"name": "tflops", "flops": EXPR}` or `{"name": "gbps", "bytes": EXPR}`, v1 specs
-/// a top-level `"flops": EXPR` (tflops). A record of a newer spec version than the file's is
-/// refused; one of an older version is not compared. A spec that cannot be read is a refusal
-/// that names it.
+/// file exists (true where it does not), read by the judge's own load_spec(): a spec the judge
+/// refuses is a refusal that names it. A record whose challenge.spec_version is the spec's
+/// must state the spec's metric name and workload expression (whitespace aside). A record of a
+/// newer spec version than the file's is refused; one of an older version is not compared.
 bool check_record_against_spec(const SubmitRecord& record, const std::string& challenges_dir,
                                std::string* reason);
 

@@ -28,7 +28,7 @@ const std::string kRecords = std::string(FP4ARENA_SOURCE_DIR) + "/tests/data/rec
 const std::string kH200 = "nvfp4_matmul/nvidia-h200/";
 const std::string kBest = kH200 + "wgmma_pipelined-448ceb3e818e.json";
 // v2 records of two challenges with different metrics, and the specs they are checked against
-// (only the fields the board reads).
+// (the challenges' own, the quantizer's with the workload expression of the records' day).
 const std::string kRecordsV2 = std::string(FP4ARENA_SOURCE_DIR) + "/tests/data/records_v2";
 const std::string kSpecs = std::string(FP4ARENA_SOURCE_DIR) + "/tests/data/challenge_specs";
 const std::string kW4a16 = "w4a16_matmul/nvidia-h200/w4a16_wgmma-5a5a5a5a5a5a.json";
@@ -783,7 +783,21 @@ TEST(CheckAgainstSpec, TheMetricMustBeTheSpecs) {
             "accepted");  // an older spec is not compared
   EXPECT_EQ(check([](json& r) { r["challenge"]["name"] = "no_such_challenge"; }), "accepted");
 
-  // v1 records carry the NVFP4 matmul's metric; the v1 spec states it as a top-level "flops".
+  // The spec is read by the judge's own reader: one the judge refuses checks no record, though
+  // its metric alone would have matched.
+  const fs::path specs = fresh_dir("partial_spec");
+  spit(specs / "w4a16_matmul" / "spec.json",
+       R"({"spec_version": 1, "name": "w4a16_matmul", "metric": {"name": "tflops", )"
+       R"("flops": "2*M*N*K"}, "limit": "fp16_dense"})");
+  SubmitRecord w4a16;
+  std::string why;
+  ASSERT_TRUE(load_record(kRecordsV2 + "/" + kW4a16, &w4a16, &why)) << why;
+  EXPECT_FALSE(check_record_against_spec(w4a16, specs.string(), &why));
+  EXPECT_TRUE(starts_with(why, "cannot check the metric against the challenge's spec: " +
+                                   (specs / "w4a16_matmul" / "spec.json").string()))
+      << why;
+
+  // v1 records carry the NVFP4 matmul's metric, which its spec states.
   SubmitRecord v1;
   std::string reason;
   ASSERT_TRUE(load_record(kRecords + "/" + kBest, &v1, &reason)) << reason;
