@@ -229,95 +229,11 @@ bool check_expression_text(const std::string& e, std::string* why) {
   return true;
 }
 
-// An upper bound on |value| of every intermediate result of `expr` over `vars` (|a±b| <= |a|+|b|,
-// |a*b| = |a|*|b|, |a/b| <= |a| for an exact division), in long double. eval_expr() computes in
-// int64 without overflow checks, so the board calls it only where this bound stays below 2^62.
-// The bound walks the same grammar left to right and keeps the largest value it met, also on an
-// expression it cannot finish: eval_expr() stops at the same place, having computed no more.
-class MagnitudeBound {
- public:
-  MagnitudeBound(const std::string& s, const std::map<std::string, std::int64_t>& vars)
-      : s_(s), vars_(vars) {}
-  /// The largest magnitude met while reading the expression, as far as it could be read.
-  long double run() {
-    long double v = 0;
-    sum(&v);
-    return largest_;
-  }
-
- private:
-  void note(long double v) { largest_ = std::max(largest_, v); }
-  void skip() {
-    while (pos_ < s_.size() && s_[pos_] == ' ') ++pos_;
-  }
-  bool sum(long double* out) {
-    if (!product(out)) return false;
-    for (;;) {
-      skip();
-      if (pos_ >= s_.size() || (s_[pos_] != '+' && s_[pos_] != '-')) return true;
-      ++pos_;
-      long double rhs;
-      if (!product(&rhs)) return false;
-      *out += rhs;
-      note(*out);
-    }
-  }
-  bool product(long double* out) {
-    if (!atom(out)) return false;
-    for (;;) {
-      skip();
-      if (pos_ >= s_.size() || (s_[pos_] != '*' && s_[pos_] != '/')) return true;
-      const char op = s_[pos_++];
-      long double rhs;
-      if (!atom(&rhs)) return false;
-      if (op == '*') *out *= rhs;
-      note(*out);
-    }
-  }
-  bool atom(long double* out) {
-    skip();
-    if (pos_ >= s_.size()) return false;
-    const char c = s_[pos_];
-    if (c == '(') {
-      ++pos_;
-      if (!sum(out)) return false;
-      skip();
-      return literal(s_, &pos_, ')');
-    }
-    if (is_digit(c)) {
-      *out = 0;
-      while (pos_ < s_.size() && is_digit(s_[pos_])) {
-        *out = *out * 10 + (s_[pos_++] - '0');
-        note(*out);
-      }
-      return true;
-    }
-    const size_t start = pos_;
-    while (pos_ < s_.size() &&
-           (std::isalnum(static_cast<unsigned char>(s_[pos_])) || s_[pos_] == '_'))
-      ++pos_;
-    auto it = vars_.find(s_.substr(start, pos_ - start));
-    if (pos_ == start || it == vars_.end()) return false;
-    *out = std::fabs(static_cast<long double>(it->second));
-    note(*out);
-    return true;
-  }
-
-  const std::string& s_;
-  const std::map<std::string, std::int64_t>& vars_;
-  size_t pos_ = 0;
-  long double largest_ = 0;
-};
-
 // The workload of one call: `expression` evaluated exactly on `dims` with the spec's own
-// evaluator, after the overflow guard above.
+// evaluator (which refuses any intermediate value int64 cannot hold).
 bool evaluate_workload(const std::string& expression,
                        const std::map<std::string, std::int64_t>& dims, std::int64_t* out,
                        std::string* why) {
-  if (MagnitudeBound(expression, dims).run() >= std::ldexp(1.0L, 62)) {
-    *why = "its value is too large to evaluate exactly";
-    return false;
-  }
   return eval_expr(expression, dims, out, why);
 }
 
