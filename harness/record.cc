@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/json_read.h"
 #include "harness/spec.h"
 #include "harness/sweep_report.h"
 #include "harness/text.h"
@@ -138,73 +139,6 @@ bool is_identifier(const std::string& s) {
   return std::all_of(s.begin(), s.end(), [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
   });
-}
-
-// A pass over the raw text before the parser, for what the parser would handle badly or without
-// naming the field: nesting deeper than `max_depth` (the parser would build, and later destroy,
-// an arbitrarily deep tree) and numbers beyond a double's range (nlohmann refuses "1e999" with
-// no hint of where it is). It keeps the path of the value it is in ("benchmarks[0].median_ms")
-// for the message. Malformed text is left to the parser: the scan only has to be safe on it.
-bool prescan_json(const std::string& text, int max_depth, std::string* reason) {
-  struct Frame {
-    bool object;
-    std::string key;  // the object's current key
-    size_t index;     // the array's current index
-  };
-  std::vector<Frame> stack;
-  bool expect_key = false;
-  auto path = [&stack]() {
-    std::string p;
-    for (const Frame& f : stack) {
-      if (f.object) {
-        p += (p.empty() ? "" : ".") + f.key;
-      } else {
-        p += "[" + std::to_string(f.index) + "]";
-      }
-    }
-    return p;
-  };
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (c == '"') {
-      const size_t start = ++i;
-      while (i < text.size() && text[i] != '"') i += text[i] == '\\' ? 2 : 1;
-      if (expect_key && !stack.empty() && stack.back().object) {
-        // Keys are shown as written (escapes and all), cut to a sane length.
-        stack.back().key = shorten(text.substr(start, std::min(i, text.size()) - start), 40);
-        expect_key = false;
-      }
-    } else if (c == '[' || c == '{') {
-      if (static_cast<int>(stack.size()) >= max_depth) {
-        *reason = "record nested deeper than " + std::to_string(max_depth) + " levels";
-        return false;
-      }
-      stack.push_back({c == '{', "", 0});
-      expect_key = c == '{';
-    } else if (c == ']' || c == '}') {
-      if (!stack.empty()) stack.pop_back();
-      expect_key = false;
-    } else if (c == ',') {
-      if (!stack.empty() && stack.back().object) {
-        expect_key = true;
-      } else if (!stack.empty()) {
-        ++stack.back().index;
-      }
-    } else if (c == '-' || is_digit(c)) {
-      size_t end = i;
-      while (end < text.size() && (is_digit(text[end]) || std::strchr("+-.eE", text[end]))) ++end;
-      const std::string token = text.substr(i, std::min<size_t>(end - i, 400));
-      const double v = std::strtod(token.c_str(), nullptr);
-      if (!std::isfinite(v)) {
-        const std::string where = valid_utf8(path());  // keys are raw bytes here
-        *reason = "field " + (where.empty() ? std::string("(top level)") : where) +
-                  " is not a finite number (" + shorten(token, 40) + ")";
-        return false;
-      }
-      i = end - 1;
-    }
-  }
-  return true;
 }
 
 // The workload expression: checked for its alphabet and depth once, when the record is read, so
@@ -991,38 +925,6 @@ std::string without_spaces(const std::string& s) {
   return out;
 }
 
-bool read_text_file(const fs::path& path, std::string* text, std::string* why) {
-  std::error_code ec;
-  const auto size = fs::file_size(path, ec);
-  if (ec) {
-    *why = "cannot read the file (" + ec.message() + ")";
-    return false;
-  }
-  if (size > kMaxRecordBytes) {
-    *why = "file of " + std::to_string(size) + " bytes is larger than the board reads (" +
-           std::to_string(kMaxRecordBytes) + ")";
-    return false;
-  }
-  // Read no more than the cap even if the file grows meanwhile.
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    *why = "cannot read the file";
-    return false;
-  }
-  text->assign(static_cast<size_t>(size) + 1, '\0');
-  in.read(&(*text)[0], static_cast<std::streamsize>(text->size()));
-  if (in.bad()) {
-    *why = "cannot read the file";
-    return false;
-  }
-  text->resize(static_cast<size_t>(in.gcount()));
-  if (text->size() > kMaxRecordBytes) {
-    *why = "file grew past the size the board reads (" + std::to_string(kMaxRecordBytes) + ")";
-    return false;
-  }
-  return true;
-}
-
 // A record of the spec's version states the spec's metric name and workload expression
 // (whitespace aside); one of an older version is not compared, one of a newer is refused.
 bool check_against(const SubmitRecord& r, const Spec& spec, std::string* reason) {
@@ -1057,7 +959,7 @@ bool parse_record(const std::string& text, SubmitRecord* out, std::string* reaso
               " bytes is larger than the board reads (" + std::to_string(kMaxRecordBytes) + ")";
     return false;
   }
-  if (!prescan_json(text, kMaxRecordDepth, reason)) return false;
+  if (!prescan_json(text, kMaxRecordDepth, "record", reason)) return false;
   json root;
   try {
     root = json::parse(text);
@@ -1118,7 +1020,15 @@ bool parse_record(const std::string& text, SubmitRecord* out, std::string* reaso
 
 bool load_record(const std::string& path, SubmitRecord* out, std::string* reason) {
   std::string text;
-  if (!read_text_file(path, &text, reason)) return false;
+  switch (read_bounded_file(path, kMaxRecordBytes, &text, reason)) {
+    case ReadStatus::kOk:
+      break;
+    case ReadStatus::kTooLarge:
+      *reason += " is larger than the board reads (" + std::to_string(kMaxRecordBytes) + ")";
+      return false;
+    case ReadStatus::kCannotRead:
+      return false;
+  }
   if (!parse_record(text, out, reason)) return false;
   out->file = path;
   return true;

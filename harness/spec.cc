@@ -1,5 +1,7 @@
 #include "harness/spec.h"
 
+#include "harness/json_read.h"
+
 #include <sys/stat.h>
 #include <algorithm>
 #include <cctype>
@@ -501,9 +503,10 @@ bool parse_cases(Reader& r, const nlohmann::json& list, const std::string& list_
   return true;
 }
 
-// Reads a JSON file of at most `max_bytes`, refusing nesting deeper than `max_depth` before
-// the recursive parser sees it. `what` names what the file should be ("a spec.json"), and
-// `cannot_open` is added to the message when it cannot be opened.
+// Reads a JSON file of at most `max_bytes`, refusing nesting deeper than `max_depth` and
+// numbers beyond a double's range before the recursive parser sees it (harness/json_read.h).
+// `what` names what the file should be ("a spec"), and `cannot_open` is added to the message
+// when it cannot be opened.
 bool read_json_file(const std::string& path, off_t max_bytes, int max_depth,
                     const std::string& what, const std::string& cannot_open, nlohmann::json* doc,
                     std::string* err) {
@@ -512,37 +515,20 @@ bool read_json_file(const std::string& path, off_t max_bytes, int max_depth,
     *err = path + ": cannot open" + cannot_open;
     return false;
   }
-  if (st.st_size > max_bytes) {
-    *err = path + ": larger than " + std::to_string(max_bytes >> 20) + " MiB; " + what +
-           " is a few KiB";
-    return false;
+  std::string text, why;
+  switch (read_bounded_file(path, static_cast<size_t>(max_bytes), &text, &why)) {
+    case ReadStatus::kOk:
+      break;
+    case ReadStatus::kTooLarge:
+      *err = path + ": larger than " + std::to_string(max_bytes >> 20) + " MiB; " + what +
+             " is a few KiB";
+      return false;
+    case ReadStatus::kCannotRead:
+      *err = path + ": cannot open" + cannot_open;
+      return false;
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    *err = path + ": cannot open" + cannot_open;
-    return false;
-  }
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  int depth = 0, deepest = 0;
-  bool in_string = false, escaped = false;
-  for (char ch : text) {
-    if (in_string) {
-      if (escaped) {
-        escaped = false;
-      } else if (ch == '\\') {
-        escaped = true;
-      } else if (ch == '"') {
-        in_string = false;
-      }
-      continue;
-    }
-    if (ch == '"') in_string = true;
-    if (ch == '[' || ch == '{') deepest = std::max(deepest, ++depth);
-    if (ch == ']' || ch == '}') --depth;
-  }
-  if (deepest > max_depth) {
-    *err = path + ": not " + what + ": JSON nested " + std::to_string(deepest) +
-           " levels deep (at most " + std::to_string(max_depth) + ")";
+  if (!prescan_json(text, max_depth, "JSON", &why)) {
+    *err = path + ": not " + what + ": " + why;
     return false;
   }
   try {
