@@ -328,8 +328,7 @@ bool Session::compile_step(JudgeOutcome* outcome) {
   if (!compile_solution(spec_, opts_.solution_path, copts, &compiled_, &err)) {
     end_progress();
     log_ << "fp4arena: " << err << "\n";
-    outcome->code = compiled_.usage_error || err.rfind("--arch", 0) == 0 ? ExitCode::kUsage
-                                                                         : ExitCode::kInternal;
+    outcome->code = compiled_.usage_error ? ExitCode::kUsage : ExitCode::kInternal;
     return false;
   }
   end_progress();
