@@ -45,6 +45,13 @@ namespace judging {
 
 namespace {
 
+// The names of `cases`, comma-separated, for a message that lists the valid ones.
+std::string case_names(const std::vector<CaseSpec>& cases) {
+  std::string names;
+  for (const CaseSpec& c : cases) names += (names.empty() ? "" : ", ") + c.name;
+  return names;
+}
+
 std::string slug(const std::string& s) {
   std::string out;
   for (char c : s) {
@@ -228,7 +235,8 @@ bool Session::load_challenge(JudgeOutcome* outcome) {
     for (const std::string& name : opts_.cases) {
       auto same = [&](const CaseSpec& c) { return c.name == name; };
       if (std::none_of(sweep_shapes_.begin(), sweep_shapes_.end(), same)) {
-        log_ << "fp4arena: --case: no shape named '" << name << "' in " << sweep_source_ << "\n";
+        log_ << "fp4arena: --case: no shape named '" << name << "' in " << sweep_source_
+             << "; the shapes: " << case_names(sweep_shapes_) << "\n";
         return false;
       }
     }
@@ -237,9 +245,10 @@ bool Session::load_challenge(JudgeOutcome* outcome) {
     for (const std::string& name : opts_.cases) {
       if (!spec_.find_case(name)) {
         log_ << "fp4arena: --case: no case named '" << name << "' in " << spec_.path
+             << "; the cases: " << case_names(spec_.tests) << "; " << case_names(spec_.benchmarks)
              << (spec_.random_tests.empty()
                      ? ""
-                     : " (a random test is named like " + spec_.random_tests[0].name + "_0a1b2c3d)")
+                     : "; a random test is named like " + spec_.random_tests[0].name + "_0a1b2c3d")
              << "\n";
         return false;
       }

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <iomanip>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -55,12 +56,46 @@ bool is_dir(const std::string& p) {
   return stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-// --action list: every folder under DIR (default: ./challenges) holding a spec.json.
+// "M=2048 N=18432 K=3072": a case's dims in the spec's order.
+std::string dims_text(const fp4arena::Spec& s, const std::map<std::string, int64_t>& dims) {
+  std::string t;
+  for (const auto& dim : s.dims) {
+    t += (t.empty() ? "" : " ") + dim.name + "=" + std::to_string(dims.at(dim.name));
+  }
+  return t;
+}
+
+// One challenge of --action list: its header line, then every case with its dims.
+void list_challenge(const std::string& dir, const fp4arena::Spec& s) {
+  std::cout << dir << "  " << s.name << " (spec v" << s.spec_version << "): " << s.title
+            << "\n    metric " << s.metric.unit() << " (limit " << fp4arena::limit_name(s.limit)
+            << "), " << s.tests.size() << " tests, " << s.benchmarks.size() << " benchmarks"
+            << (s.sweep.empty() ? ""
+                                : ", a sweep list of " + std::to_string(s.sweep.size()) + " shapes")
+            << "\n";
+  for (const auto* list : {&s.tests, &s.benchmarks}) {
+    const char* kind = list == &s.tests ? "test " : "bench";
+    for (const fp4arena::CaseSpec& c : *list) {
+      std::cout << "    " << kind << "  " << std::left << std::setw(32) << c.name << std::right
+                << "  " << dims_text(s, c.dims) << "\n";
+    }
+  }
+  for (const auto& r : s.random_tests) {
+    std::cout << "    random " << r.name << "_XXXXXXXX (" << r.count
+              << " drawn afresh by run and submit; --case NAME replays one)\n";
+  }
+}
+
+// --action list: the challenge given, or every folder under DIR (default: ./challenges)
+// holding a spec.json, each with every case.
 int list_challenges(const CliOptions& o) {
   std::string root = o.challenge_dir.empty() ? "challenges" : o.challenge_dir;
   fp4arena::Spec single;
   std::string err;
-  if (fp4arena::load_spec(root, &single, &err)) root = root + "/..";
+  if (fp4arena::load_spec(root, &single, &err)) {
+    list_challenge(root, single);
+    return 0;
+  }
   DIR* d = opendir(root.c_str());
   if (!d) {
     std::cerr << "run_challenge: --action list: '" << root
@@ -81,20 +116,7 @@ int list_challenges(const CliOptions& o) {
       continue;
     }
     ++found;
-    std::cout << root << "/" << n << "  " << s.name << " (spec v" << s.spec_version
-              << "): " << s.title << "\n    " << s.tests.size() << " tests, metric "
-              << s.metric.unit() << " (limit " << fp4arena::limit_name(s.limit) << "), benchmarks:";
-    for (const auto& b : s.benchmarks) {
-      std::cout << " " << b.name << " (";
-      bool first = true;
-      for (const auto& dim : s.dims) {
-        std::cout << (first ? "" : " ") << dim.name << "=" << b.dims.at(dim.name);
-        first = false;
-      }
-      std::cout << ")";
-    }
-    std::cout << "\n";
-    if (!s.sweep.empty()) std::cout << "    sweep list: " << s.sweep.size() << " shapes\n";
+    list_challenge(root + "/" + n, s);
   }
   if (!found)
     std::cerr << "run_challenge: no challenge (folder with spec.json) under " << root << "\n";
@@ -316,12 +338,17 @@ int main(int argc, char** argv) {
     return code(ExitCode::kUsage);
   }
 
+  while (o.challenge_dir.size() > 1 && o.challenge_dir.back() == '/') o.challenge_dir.pop_back();
+  // A bare challenge name ("nvfp4_matmul") is the folder of that name under challenges/.
+  if (!is_dir(o.challenge_dir) && o.challenge_dir.find('/') == std::string::npos &&
+      is_dir("challenges/" + o.challenge_dir)) {
+    o.challenge_dir = "challenges/" + o.challenge_dir;
+  }
   if (o.action == "list") return list_challenges(o);
   if (o.action == "leaderboard") return leaderboard(o);
   if (int c = check_options(o); c >= 0) return c;
   uint64_t seed = 0;
   if (!parse_seed(o, &seed)) return code(ExitCode::kUsage);
-  while (o.challenge_dir.size() > 1 && o.challenge_dir.back() == '/') o.challenge_dir.pop_back();
 
   fp4arena::JudgeOptions j = judge_options(o, seed);
   fp4arena::JudgeOutcome out = fp4arena::judge(j, std::cerr);

@@ -26,11 +26,36 @@ TEST(Cli, HelpListsActionsAndExitCodes) {
   }
 }
 
-TEST(Cli, ListFindsTheChallenge) {
+// --action list: every challenge with every case and its dims; one challenge alone when given.
+TEST(Cli, ListFindsTheChallengeAndEveryCase) {
   auto r = run_cli({"--action", "list", source_dir() + "/challenges"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("nvfp4_matmul"), std::string::npos);
-  EXPECT_NE(r.output.find("table5 (M=2048 N=18432 K=3072)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("nvfp4_matmul (spec v1)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("w4a8_grouped_gemm (spec v1)"), std::string::npos) << r.output;
+  for (const char* line :
+       {"    bench  table5                            M=2048 N=18432 K=3072\n",
+        "    test   tails_77x135x48                   M=77 N=135 K=48\n",
+        "    random random_XXXXXXXX (3 drawn afresh by run and submit; --case NAME replays one)"}) {
+    EXPECT_NE(r.output.find(line), std::string::npos) << line << "\n" << r.output;
+  }
+  r = run_cli({"--action", "list", source_dir() + "/challenges/w4a16_matmul"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("bench  decode"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("nvfp4_matmul"), std::string::npos) << r.output;
+}
+
+// Run from the repository's root, a bare challenge name is its folder under challenges/.
+TEST(Cli, ABareChallengeNameResolvesUnderChallenges) {
+  std::string out;
+  const std::string cmd = "cd '" + source_dir() + "' && '" + testing_util::run_challenge_bin() +
+                          "' nvfp4_matmul --solution solutions/nvfp4_matmul/naive.cu --action "
+                          "check --no-progress && exec '" +
+                          testing_util::run_challenge_bin() + "' --action list mxfp4_quantize";
+  const int rc = run_capture({"/bin/sh", "-c", cmd}, &out);
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("check    ok"), std::string::npos) << out;
+  EXPECT_NE(out.find("challenges/mxfp4_quantize  mxfp4_quantize (spec v1)"), std::string::npos)
+      << out;
 }
 
 TEST(Cli, UsageErrorsNameTheArgument) {
@@ -57,6 +82,10 @@ TEST(Cli, UsageErrorsNameTheArgument) {
   r = run_cli({challenge_dir(), "--solution", kNaive, "--action", "run", "--case", "nope"});
   EXPECT_EQ(r.exit_code, int(ExitCode::kUsage));
   EXPECT_NE(r.output.find("--case: no case named 'nope'"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("; the cases: example, one_by_one_k16, "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("; table5, rev1; a random test is named like random_0a1b2c3d"),
+            std::string::npos)
+      << r.output;
 
   r = run_cli({challenge_dir(), "--solution", kNaive, "--device", "x"});
   EXPECT_EQ(r.exit_code, int(ExitCode::kUsage));
@@ -254,7 +283,7 @@ TEST_F(CliSweep, HelpAndListShowTheSweep) {
     EXPECT_NE(r.output.find(s), std::string::npos) << s;
   r = run_cli({"--action", "list", source_dir() + "/challenges"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("sweep list: 11 shapes"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("a sweep list of 11 shapes"), std::string::npos) << r.output;
 }
 
 TEST_F(CliSweep, ABadShapesFileIsAUsageErrorNamingTheFileAndTheField) {
