@@ -34,7 +34,9 @@ namespace {
 constexpr int64_t kMaxHeaderBytes = 16 << 20;
 constexpr const char* kAllowedFlags =
     "allowed nvcc flags: -maxrregcount=N (N 1..255, one token), -DNAME, -DNAME=VALUE "
-    "(VALUE of [A-Za-z0-9_.+-]), -UNAME, --use_fast_math, -Xptxas -v (or -Xptxas=-v)";
+    "(VALUE of [A-Za-z0-9_.+-]), -UNAME, --use_fast_math, -Xptxas -v (or -Xptxas=-v), "
+    "--expt-relaxed-constexpr, --expt-extended-lambda, -std=c++17 or -std=c++20 (CUTLASS and "
+    "CuTe need the first; -std replaces the default c++17)";
 
 std::string env(const char* name) {
   const char* v = std::getenv(name);
@@ -579,7 +581,10 @@ bool check_nvcc_flags(const std::vector<std::string>& flags, std::string* err) {
   };
   for (size_t i = 0; i < flags.size(); ++i) {
     const std::string& f = flags[i];
-    if (f == "--use_fast_math" || f == "-Xptxas=-v") continue;
+    if (f == "--use_fast_math" || f == "-Xptxas=-v" || f == "--expt-relaxed-constexpr" ||
+        f == "--expt-extended-lambda" || f == "-std=c++17" || f == "-std=c++20") {
+      continue;
+    }
     if (f == "-Xptxas") {
       if (i + 1 < flags.size() && flags[i + 1] == "-v") {
         ++i;
@@ -1007,7 +1012,11 @@ class SolutionCompile {
 
   // What reads the source (scan and compile alike) and what only links.
   void set_flags() {
-    flags_ = {"-std=c++17", "-O3", "-lineinfo", "-Xcompiler", "-fPIC"};
+    // The solution's -std, where it gives one, replaces the default (nvcc takes one).
+    const bool own_std = std::any_of(opts_.extra_flags.begin(), opts_.extra_flags.end(),
+                                     [](const std::string& f) { return starts_with(f, "-std="); });
+    flags_ = {"-O3", "-lineinfo", "-Xcompiler", "-fPIC"};
+    if (!own_std) flags_.insert(flags_.begin(), "-std=c++17");
     for (const std::string& f : gencode_flags(opts_.arch)) flags_.push_back(f);
     for (const std::string& d : result_->include_dirs) {
       flags_.push_back("-I");

@@ -92,6 +92,8 @@ bool valid_arch(const std::string& arch);
 ///                       and runs its sub-tools through a shell)
 ///   --use_fast_math
 ///   -Xptxas -v          two tokens; -Xptxas=-v as one token is the same
+///   --expt-relaxed-constexpr, --expt-extended-lambda   (CuTe and CUTLASS need the first)
+///   -std=c++17, -std=c++20                              (replaces the default -std=c++17)
 /// Otherwise false with *err naming the first refused flag and listing the allowed ones.
 bool check_nvcc_flags(const std::vector<std::string>& flags, std::string* err);
 

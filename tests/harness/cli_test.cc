@@ -179,6 +179,24 @@ TEST(Cli, NvccFlagsAreAllowListedAndKernelsAreReported) {
   EXPECT_EQ(r.exit_code, 0) << r.output;
   // ptxas's resource report: the naive kernel's registers and shared memory.
   EXPECT_NE(r.output.find("regs"), std::string::npos) << r.output;
+  // What CuTe and CUTLASS need: C++20 and constexpr host functions in device code. The naive
+  // solution plus both compiles with the two flags and fails without them.
+  const std::string cute_like = ::testing::TempDir() + "/fp4arena_cute_like.cu";
+  std::string source, err;
+  ASSERT_TRUE(read_file(naive, &source, &err)) << err;
+  ASSERT_TRUE(
+      write_file_atomic(cute_like,
+                        source + "\ntemplate <typename T> concept Small = sizeof(T) <= 8;\n"
+                                 "static_assert(Small<int>);\n"
+                                 "constexpr int twice(int x) { return 2 * x; }\n"
+                                 "__global__ void fp4arena_flag_probe(int* p) { *p = twice(3); }\n",
+                        &err))
+      << err;
+  r = run_cli({challenge_dir(), "--solution", cute_like, "--action", "check", "--nvcc-flag",
+               "-std=c++20", "--nvcc-flag", "--expt-relaxed-constexpr"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  r = run_cli({challenge_dir(), "--solution", cute_like, "--action", "check"});
+  EXPECT_EQ(r.exit_code, int(ExitCode::kCompileError)) << r.output;
   r = run_cli({challenge_dir(), "--solution", testing_util::source_dir() + "/solutions", "--action",
                "check"});
   EXPECT_EQ(r.exit_code, int(ExitCode::kUsage)) << r.output;

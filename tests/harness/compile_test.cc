@@ -456,10 +456,11 @@ TEST(CompileHelpers, ShimUnpacksEveryParameterInOrder) {
 TEST(CompileHelpers, NvccFlagsAllowList) {
   std::string err;
   EXPECT_TRUE(check_nvcc_flags({}, &err));
-  EXPECT_TRUE(check_nvcc_flags({"-maxrregcount=128", "-DTILE", "-DTILE_M=128", "-DX=", "-DV=1.5f",
-                                "-DNEG=-1", "-D__CUDA_NO_HALF_OPERATORS__", "-UNDEBUG",
-                                "--use_fast_math", "-Xptxas", "-v", "-Xptxas=-v"},
-                               &err))
+  EXPECT_TRUE(check_nvcc_flags(
+      {"-maxrregcount=128", "-DTILE", "-DTILE_M=128", "-DX=", "-DV=1.5f", "-DNEG=-1",
+       "-D__CUDA_NO_HALF_OPERATORS__", "-UNDEBUG", "--use_fast_math", "-Xptxas", "-v", "-Xptxas=-v",
+       "--expt-relaxed-constexpr", "--expt-extended-lambda", "-std=c++20", "-std=c++17"},
+      &err))
       << err;
   struct Bad {
     std::vector<std::string> flags;
@@ -494,6 +495,9 @@ TEST(CompileHelpers, NvccFlagsAllowList) {
       {{"--use_fast_math=false"}, "'--use_fast_math=false'"},
       {{"-Dgood", "-lcrypt"}, "'-lcrypt'"},
       {{""}, "''"},
+      {{"-std=c++14"}, "'-std=c++14'"},
+      {{"-std=gnu++20"}, "'-std=gnu++20'"},
+      {{"--expt-relaxed-constexpr=1"}, "'--expt-relaxed-constexpr=1'"},
   };
   for (const Bad& b : bad) {
     err.clear();
