@@ -260,6 +260,25 @@ int check_options(const CliOptions& o) {
               << o.samples << " with --action " << o.action << "\n";
     return code(ExitCode::kUsage);
   }
+  // Options an action would silently ignore are refused: --json prints a record, --output
+  // places a submit's record, --out places a dump's or a sweep's files.
+  const struct {
+    bool given;
+    const char* option;
+    std::vector<std::string> actions;
+  } scoped[] = {
+      {o.json, "--json", {"run", "submit", "sanitize", "profile", "sweep"}},
+      {!o.output.empty(), "--output", {"submit"}},
+      {!o.board_out.empty(), "--out", {"dump", "sweep", "leaderboard"}},
+  };
+  for (const auto& s : scoped) {
+    if (!s.given || std::count(s.actions.begin(), s.actions.end(), o.action) > 0) continue;
+    std::string list;
+    for (const std::string& a : s.actions) list += (list.empty() ? "" : ", ") + a;
+    std::cerr << "run_challenge: " << s.option << ": not used by --action " << o.action
+              << " (only by " << list << ")\n";
+    return code(ExitCode::kUsage);
+  }
   if (o.seccomp == "denylist" && o.action == "submit") {
     std::cerr
         << "run_challenge: --seccomp: submit always runs under the allowlist; denylist is for "

@@ -104,6 +104,20 @@ TEST(Cli, UsageErrorsNameTheArgument) {
   r = run_cli({challenge_dir(), "--solution", kNaive, "--action", "run", "--samples", "two"});
   EXPECT_EQ(r.exit_code, int(ExitCode::kUsage));
   EXPECT_NE(r.output.find("--samples"), std::string::npos) << r.output;
+  // Options an action would ignore are refused, naming the actions that use them.
+  r = run_cli({challenge_dir(), "--solution", kNaive, "--action", "check", "--json"});
+  EXPECT_EQ(r.exit_code, int(ExitCode::kUsage));
+  EXPECT_NE(r.output.find("--json: not used by --action check (only by run, submit, sanitize, "
+                          "profile, sweep)"),
+            std::string::npos)
+      << r.output;
+  r = run_cli({challenge_dir(), "--solution", kNaive, "--action", "run", "--output", "r.json"});
+  EXPECT_EQ(r.exit_code, int(ExitCode::kUsage));
+  EXPECT_NE(r.output.find("--output: not used by --action run (only by submit)"), std::string::npos)
+      << r.output;
+  r = run_cli({challenge_dir(), "--solution", kNaive, "--action", "check", "--out", "d"});
+  EXPECT_EQ(r.exit_code, int(ExitCode::kUsage));
+  EXPECT_NE(r.output.find("--out: not used by --action check"), std::string::npos) << r.output;
   // --seccomp denylist: a diagnostic for run and check; a record is always made under the
   // allowlist.
   r = run_cli(
