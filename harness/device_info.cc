@@ -3,6 +3,8 @@
 #include <cuda_runtime.h>
 #include <dlfcn.h>
 
+#include <fstream>
+
 namespace fp4arena {
 namespace {
 
@@ -43,11 +45,42 @@ std::string version_string(int v) {
 
 }  // namespace
 
+namespace {
+
+// The first line of the NVIDIA kernel module's version file, or "" where no driver is loaded.
+std::string loaded_driver() {
+  std::ifstream in("/proc/driver/nvidia/version");
+  std::string line;
+  if (!in || !std::getline(in, line)) return "";
+  return line;
+}
+
+// Why cudaGetDeviceCount failed with `e`, in words: no driver, no device, or a driver older
+// than the runtime the judge was built with.
+std::string no_gpu_cause(cudaError_t e) {
+  const std::string code = std::string(" (") + cudaGetErrorName(e) + ")";
+  const std::string driver = loaded_driver();
+  if (e == cudaErrorInsufficientDriver || e == cudaErrorNoDevice) {
+    if (driver.empty()) return "no NVIDIA driver is loaded on this machine" + code;
+  }
+  if (e == cudaErrorInsufficientDriver) {
+    int runtime = 0;
+    cudaRuntimeGetVersion(&runtime);
+    return "the NVIDIA driver (" + driver + ") is older than the CUDA runtime " +
+           std::to_string(runtime / 1000) + "." + std::to_string(runtime % 1000 / 10) +
+           " this judge was built with" + code;
+  }
+  if (e == cudaErrorNoDevice) return "the NVIDIA driver sees no GPU" + code;
+  return std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
+}
+
+}  // namespace
+
 int cuda_device_count(std::string* why) {
   int n = 0;
   cudaError_t e = cudaGetDeviceCount(&n);
   if (e != cudaSuccess) {
-    *why = std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
+    *why = no_gpu_cause(e);
     cudaGetLastError();
     return 0;
   }

@@ -510,8 +510,11 @@ JudgeOutcome Session::run() {
     return outcome;
   }
   if (!gpu_) {
-    log_ << "no CUDA GPU available (" << no_gpu_reason_
-         << "): the solution compiled and its signature matches, but nothing was run.\n";
+    log_ << "no CUDA GPU available: " << no_gpu_reason_
+         << ".\nThe solution compiled and its signature matches, but nothing was run. Without a "
+            "GPU, --action check and --action dump work; run, submit, sanitize, profile and "
+            "sweep need a machine with an NVIDIA GPU and its driver (the bundled solutions are "
+            "written for Hopper, sm_90a).\n";
     outcome.code = ExitCode::kNoGpu;
     return outcome;
   }
