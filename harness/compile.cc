@@ -315,8 +315,30 @@ std::vector<std::string> nvcc_include_dirs(const std::string& nvcc, const ChildL
 }
 
 // Folders whose headers belong to the system, not the solution: never hashed, never listed.
+// nvcc's own include folders (nvcc_include_dirs), remembered in the file `memo` (in the
+// compile cache, named by nvcc's path and version) so that a warm compile does not ask nvcc
+// again. An empty `memo`: always ask.
+std::vector<std::string> remembered_include_dirs(const std::string& nvcc, const ChildLimits& limits,
+                                                 bool* timed_out, const std::string& memo) {
+  std::string text, ignored;
+  if (!memo.empty() && read_file(memo, &text, &ignored)) {
+    std::vector<std::string> dirs;
+    for (const std::string& line : split_lines(text)) {
+      if (!line.empty()) dirs.push_back(line);
+    }
+    if (!dirs.empty()) return dirs;
+  }
+  std::vector<std::string> dirs = nvcc_include_dirs(nvcc, limits, timed_out);
+  if (!*timed_out && !dirs.empty() && !memo.empty()) {
+    std::string lines;
+    for (const std::string& d : dirs) lines += d + "\n";
+    write_file_atomic(memo, lines, &ignored);
+  }
+  return dirs;
+}
+
 std::vector<std::string> system_dirs(const std::string& nvcc, const ChildLimits& limits,
-                                     bool* timed_out) {
+                                     bool* timed_out, const std::string& memo) {
   std::vector<std::string> dirs;
   auto add = [&dirs](const std::string& d) {
     std::string r = realpath_of(d);
@@ -334,7 +356,7 @@ std::vector<std::string> system_dirs(const std::string& nvcc, const ChildLimits&
   }
   // The folders nvcc itself passes with -I and -isystem (its nvcc.profile may put the toolkit's
   // headers anywhere, and a wrapper script on PATH hides where nvcc lives).
-  for (const std::string& d : nvcc_include_dirs(nvcc, limits, timed_out)) add(d);
+  for (const std::string& d : remembered_include_dirs(nvcc, limits, timed_out, memo)) add(d);
   for (const char* var : {"CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH"}) {
     std::string list = env(var);
     size_t start = 0;
@@ -536,8 +558,12 @@ std::string find_nvcc() {
 std::string nvcc_version(const std::string& nvcc) {
   std::string out;
   if (run_capture({nvcc, "--version"}, &out) != 0) return "";
+  return nvcc_release(out);
+}
+
+std::string nvcc_release(const std::string& version_text) {
   // "Cuda compilation tools, release 13.0, V13.0.88"
-  for (const std::string& line : split_lines(out)) {
+  for (const std::string& line : split_lines(version_text)) {
     size_t r = line.find("release ");
     if (r == std::string::npos) continue;
     size_t v = line.find(", V", r);
@@ -993,6 +1019,7 @@ class SolutionCompile {
       return false;
     }
     run_capture({nvcc_, "--version"}, &version_text_);
+    result_->nvcc_version = nvcc_release(version_text_);
     cache_ = opts_.cache_dir.empty() ? default_cache_dir() : opts_.cache_dir;
     const std::string bad_cache = check_cache_dir(cache_);
     if (!bad_cache.empty()) return usage(bad_cache);
@@ -1072,7 +1099,14 @@ class SolutionCompile {
     }
     skip_ = {realpath_of(source_path_), realpath_of(proto_path_)};
     bool dryrun_timed_out = false;
-    sys_dirs_ = system_dirs(nvcc_, limits(), &dryrun_timed_out);
+    const std::string memo =
+        version_text_.empty()
+            ? ""
+            : cache_ + "/nvcc-includes-" +
+                  sha256_hex(nvcc_ + "\n" + realpath_of(nvcc_) + "\n" + version_text_)
+                      .substr(0, 24) +
+                  ".txt";
+    sys_dirs_ = system_dirs(nvcc_, limits(), &dryrun_timed_out, memo);
     if (dryrun_timed_out) return timed_out("", "nvcc --dryrun (asked for its include folders)");
     std::string problem;
     if (!hash_headers(deps, skip_, sys_dirs_, &result_->headers, &problem)) {

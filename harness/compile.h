@@ -65,6 +65,7 @@ struct CompileResult {
   std::vector<HeaderHash> headers;        ///< the non-system headers the solution reads
   std::vector<KernelResources> kernels;   ///< ptxas's resource report (also on a cache hit)
   double seconds = 0;                     ///< the scan plus the compile (or scan only on a hit)
+  std::string nvcc_version;               ///< the compiler's release, e.g. "13.0.88"
 };
 
 /// The nvcc to use: $FP4ARENA_NVCC, `nvcc` on PATH, $CUDA_HOME/bin/nvcc,
@@ -73,6 +74,8 @@ std::string find_nvcc();
 
 /// `nvcc --version`'s release line, e.g. "13.0.88"; empty on failure.
 std::string nvcc_version(const std::string& nvcc);
+/// The release in the text `nvcc --version` printed, e.g. "13.0.88"; empty when none.
+std::string nvcc_release(const std::string& version_text);
 
 /// $FP4ARENA_CACHE_DIR, else $XDG_CACHE_HOME/fp4arena, else ~/.cache/fp4arena.
 std::string default_cache_dir();

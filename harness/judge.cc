@@ -328,13 +328,13 @@ bool Session::compile_step(JudgeOutcome* outcome) {
   copts.include_dirs = opts_.include_dirs;
   copts.extra_flags = opts_.nvcc_flags;
   device_.arch = copts.arch;
-  std::string nvcc = find_nvcc();
-  nvcc_version_ = nvcc.empty() ? "" : nvcc_version(nvcc);
 
   log_ << "fp4arena " << FP4ARENA_VERSION << " | " << spec_.name << " (spec v" << spec_.spec_version
        << ") | " << opts_.solution_path << "\n";
   progress("compile  ...");
-  if (!compile_solution(spec_, opts_.solution_path, copts, &compiled_, &err)) {
+  const bool compiled = compile_solution(spec_, opts_.solution_path, copts, &compiled_, &err);
+  nvcc_version_ = compiled_.nvcc_version;  // from the compile's own nvcc --version
+  if (!compiled) {
     end_progress();
     log_ << "fp4arena: " << err << "\n";
     outcome->code = compiled_.usage_error ? ExitCode::kUsage : ExitCode::kInternal;
