@@ -157,6 +157,28 @@ bool put_param(CaseWriter& w, const ParamSpec& p, const ProblemData& in, const E
 
 }  // namespace
 
+namespace {
+
+// The case's scalars as the signature types them: an int parameter as an integer (the
+// generators hold every scalar as a double).
+nlohmann::json scalars_json(const Spec& spec, const ProblemData& in) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [name, value] : in.scalars) {
+    const ParamSpec* p = nullptr;
+    for (const ParamSpec& q : spec.params) {
+      if (q.name == name) p = &q;
+    }
+    if (p && p->scalar_type == "int") {
+      out[name] = static_cast<int64_t>(value);
+    } else {
+      out[name] = value;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 bool dump_case(const Spec& spec, const CaseSpec& c, uint64_t seed, const ProblemData& in,
                const Expected& expected, const std::string& dir, std::vector<std::string>* files,
                std::string* err) {
@@ -166,7 +188,7 @@ bool dump_case(const Spec& spec, const CaseSpec& c, uint64_t seed, const Problem
                          {"case", c.name},
                          {"seed", seed},
                          {"dims", in.dims},
-                         {"scalars", in.scalars},
+                         {"scalars", scalars_json(spec, in)},
                          {"prototype", c_prototype(spec)}};
   CaseWriter w(dir, files, err);
   for (const ParamSpec& p : spec.params) {

@@ -8,6 +8,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "harness/challenge.h"
 #include "harness/dump.h"
 #include "harness/npy.h"
@@ -20,6 +22,7 @@ namespace {
 
 using testing_util::challenge_dir;
 using testing_util::run_cli;
+using testing_util::source_dir;
 using testing_util::toy_challenge_dir;
 
 std::string slurp(const std::string& path) {
@@ -117,6 +120,18 @@ TEST(Dump, SeedReplaysAnotherDrawAndBadUsageIsRefused) {
   r = run_cli({challenge_dir(), "--action", "dump", "--case", "k16_only", "--seed", "-3"});
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("--seed"), std::string::npos) << r.output;
+}
+
+// case.json types each scalar as the signature does: nvfp4_quantize's int `rule` is 0, not
+// 0.0 (the generators hold every scalar as a double).
+TEST(Dump, IntScalarsAreIntegersInCaseJson) {
+  const std::string dir = ::testing::TempDir() + "/dump-quantize-rule";
+  auto r = run_cli({source_dir() + "/challenges/nvfp4_quantize", "--action", "dump", "--case",
+                    "example", "--out", dir});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json meta = nlohmann::json::parse(slurp(dir + "/case.json"));
+  ASSERT_TRUE(meta["scalars"].contains("rule")) << meta.dump();
+  EXPECT_TRUE(meta["scalars"]["rule"].is_number_integer()) << meta["scalars"].dump();
 }
 
 TEST(Dump, ExactOutputsCarryTheirTieMask) {
