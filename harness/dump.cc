@@ -40,6 +40,7 @@ std::string torch_view(DType t) {
 const char* kLoadPy = R"PY(# Loads a case dumped by `run_challenge ... --action dump`.
 #   python3 load.py            prints every array's dtype and shape
 #   from load import load_case; arrays, meta = load_case("<this folder>")
+#   decoded(arrays, meta): FP4/FP8/bf16 codes as float32 (NumPy only); as_torch: torch views
 import json
 import os
 
@@ -53,6 +54,49 @@ def load_case(folder=os.path.dirname(os.path.abspath(__file__))):
     for name, info in meta["files"].items():
         arrays[name] = np.load(os.path.join(folder, info["file"]))
     return arrays, meta
+
+
+# NumPy has no FP4, FP8 or bfloat16 types: these decode the raw codes to float32.
+E2M1_VALUES = np.array([0, 0.5, 1, 1.5, 2, 3, 4, 6, -0.0, -0.5, -1, -1.5, -2, -3, -4, -6],
+                       dtype=np.float32)
+
+
+def e2m1(packed):
+    """Packed E2M1 pairs (element 2j in the low nibble of byte j) as float32, twice as long."""
+    lo, hi = E2M1_VALUES[packed & 0xF], E2M1_VALUES[packed >> 4]
+    return np.stack([lo, hi], axis=-1).reshape(*packed.shape[:-1], packed.shape[-1] * 2)
+
+
+def e4m3(codes):
+    """E4M3 (OCP 'fn': no infinities, S.1111.111 is NaN) codes as float32."""
+    c = codes.astype(np.int32)
+    e, m = (c >> 3) & 0xF, (c & 7).astype(np.float32)
+    v = np.where(e == 0, m / 8 * 2.0 ** -6, (1 + m / 8) * 2.0 ** (e - 7))
+    v = np.where((c & 0x7F) == 0x7F, np.nan, v)
+    return np.where(c & 0x80, -v, v).astype(np.float32)
+
+
+def e8m0(codes):
+    """E8M0 scale codes (2^(code-127); 255 is NaN) as float32."""
+    v = np.exp2(np.where(codes == 255, 127, codes).astype(np.float64) - 127)
+    return np.where(codes == 255, np.nan, v).astype(np.float32)
+
+
+def bf16(bits):
+    """bfloat16 bit patterns (uint16) as float32."""
+    return (bits.astype(np.uint32) << 16).view(np.float32)
+
+
+DECODERS = {"e2m1x2": e2m1, "fp8_e4m3": e4m3, "fp8_e8m0": e8m0, "bf16": bf16}
+
+
+def decoded(arrays, meta):
+    """The arrays with FP4, FP8 and bf16 codes decoded to float32 (others as they are)."""
+    out = {}
+    for name, a in arrays.items():
+        decode = DECODERS.get(meta["files"][name]["dtype"])
+        out[name] = decode(a) if decode else a
+    return out
 
 
 def as_torch(arrays, meta):

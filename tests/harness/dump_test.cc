@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -15,6 +16,7 @@
 #include "harness/npy.h"
 #include "harness/process.h"
 #include "harness/spec.h"
+#include "reference/fp4_codecs.h"
 #include "tests/test_util.h"
 
 namespace fp4arena {
@@ -120,6 +122,55 @@ TEST(Dump, SeedReplaysAnotherDrawAndBadUsageIsRefused) {
   r = run_cli({challenge_dir(), "--action", "dump", "--case", "k16_only", "--seed", "-3"});
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("--seed"), std::string::npos) << r.output;
+}
+
+// load.py's NumPy decoders agree with the reference codecs on every code, and unpack the
+// README's worked example. Skipped where python3 has no NumPy.
+TEST(Dump, LoadPyDecodesEveryCodeAsTheReferenceDoes) {
+  std::string out, python;
+  for (const char* p : {"python3", "/usr/bin/python3"}) {
+    if (python.empty() && run_capture({p, "-c", "import numpy"}, &out) == 0) python = p;
+  }
+  if (python.empty()) {
+    GTEST_SKIP() << "no python3 with NumPy (apt install python3-numpy)";
+  }
+  const std::string dir = ::testing::TempDir() + "/dump-decoders";
+  auto r = run_cli({challenge_dir(), "--action", "dump", "--case", "example", "--out", dir});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string script =
+      "import sys, numpy as np; sys.path.insert(0, '" + dir +
+      "'); from load import *\n"
+      "codes = np.arange(256, dtype=np.uint8)\n"
+      "for f in (e4m3, e8m0): print(' '.join(repr(float(v)) for v in f(codes)))\n"
+      "print(' '.join(repr(float(v)) for v in e2m1(codes.reshape(1, 256))[0]))\n"
+      "a, meta = load_case('" +
+      dir +
+      "'); print(' '.join(repr(float(v)) for v in "
+      "decoded(a, meta)['a'][1][:4]))\n";
+  ASSERT_EQ(run_capture({python, "-c", script}, &out), 0) << out;
+  std::istringstream lines(out);
+  std::string line;
+  auto values = [&]() {
+    std::getline(lines, line);
+    std::istringstream in(line);
+    std::vector<double> v;
+    std::string word;
+    while (in >> word) v.push_back(std::stod(word));
+    return v;
+  };
+  auto same = [](double a, double b) { return (std::isnan(a) && std::isnan(b)) || a == b; };
+  const std::vector<double> e4m3 = values(), e8m0 = values(), e2m1 = values();
+  ASSERT_EQ(e4m3.size(), 256u) << out;
+  ASSERT_EQ(e8m0.size(), 256u) << out;
+  ASSERT_EQ(e2m1.size(), 512u) << out;
+  for (int c = 0; c < 256; ++c) {
+    EXPECT_TRUE(same(e4m3[c], e4m3_decode(uint8_t(c)))) << "e4m3 code " << c << ": " << e4m3[c];
+    EXPECT_TRUE(same(e8m0[c], e8m0_decode(uint8_t(c)))) << "e8m0 code " << c << ": " << e8m0[c];
+    EXPECT_EQ(e2m1[2 * c], e2m1_decode(uint8_t(c & 0xF))) << "byte " << c << " low nibble";
+    EXPECT_EQ(e2m1[2 * c + 1], e2m1_decode(uint8_t(c >> 4))) << "byte " << c << " high nibble";
+  }
+  // The README's example: a's row 1 is A5 00 ..: elements 3.0, -1.0, then zeros (unscaled).
+  EXPECT_EQ(values(), (std::vector<double>{3.0, -1.0, 0.0, 0.0})) << out;
 }
 
 // case.json types each scalar as the signature does: nvfp4_quantize's int `rule` is 0, not
