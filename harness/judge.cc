@@ -10,6 +10,8 @@ const char* action_name(Action a) {
   switch (a) {
     case Action::kCheck:
       return "check";
+    case Action::kTest:
+      return "test";
     case Action::kRun:
       return "run";
     case Action::kSubmit:
@@ -27,7 +29,7 @@ const char* action_name(Action a) {
 }
 
 bool parse_action(const std::string& name, Action* out) {
-  for (Action a : {Action::kCheck, Action::kRun, Action::kSubmit, Action::kSanitize,
+  for (Action a : {Action::kCheck, Action::kTest, Action::kRun, Action::kSubmit, Action::kSanitize,
                    Action::kProfile, Action::kDump, Action::kSweep}) {
     if (name == action_name(a)) {
       *out = a;
@@ -178,6 +180,70 @@ ExitCode Session::fail_internal(const std::string& what) {
   return ExitCode::kInternal;
 }
 
+// --action sweep: the shapes (--shapes, else the spec's sweep list, else its benchmarks),
+// and every --case among them.
+bool Session::choose_sweep_shapes() {
+  std::string err;
+  if (!opts_.shapes_path.empty()) {
+    if (!load_shapes_file(opts_.shapes_path, spec_, &sweep_shapes_, &err)) {
+      log_ << "fp4arena: --shapes: " << err << "\n";
+      return false;
+    }
+    for (size_t i = 0; i < sweep_shapes_.size(); ++i) {
+      if (!challenge_->check_case(sweep_shapes_[i], &err)) {
+        log_ << "fp4arena: --shapes: " << opts_.shapes_path << ": field '[" << i << "]': " << err
+             << "\n";
+        return false;
+      }
+    }
+    sweep_source_ = "--shapes " + opts_.shapes_path;
+  } else if (!spec_.sweep.empty()) {
+    sweep_shapes_ = spec_.sweep;
+    sweep_source_ = "the spec's sweep list";
+  } else {
+    sweep_shapes_ = spec_.benchmarks;
+    sweep_source_ = "the spec's benchmarks (it has no sweep list)";
+  }
+  for (const std::string& name : opts_.cases) {
+    auto same = [&](const CaseSpec& c) { return c.name == name; };
+    if (std::none_of(sweep_shapes_.begin(), sweep_shapes_.end(), same)) {
+      log_ << "fp4arena: --case: no shape named '" << name << "' in " << sweep_source_
+           << "; the shapes: " << case_names(sweep_shapes_) << "\n";
+      return false;
+    }
+  }
+  return true;
+}
+
+// The random tests drawn or replayed, then every --case: a case of the spec (test-only
+// actions refuse a benchmark).
+bool Session::check_named_cases() {
+  if (!add_random_tests()) return false;
+  for (const std::string& name : opts_.cases) {
+    if (!spec_.find_case(name)) {
+      log_ << "fp4arena: --case: no case named '" << name << "' in " << spec_.path
+           << "; the cases: " << case_names(spec_.tests) << "; " << case_names(spec_.benchmarks)
+           << (spec_.random_tests.empty()
+                   ? ""
+                   : "; a random test is named like " + spec_.random_tests[0].name + "_0a1b2c3d")
+           << "\n";
+      return false;
+    }
+  }
+  const auto is_benchmark = [&](const std::string& name) {
+    return std::any_of(spec_.benchmarks.begin(), spec_.benchmarks.end(),
+                       [&](const CaseSpec& c) { return c.name == name; });
+  };
+  for (const std::string& name : opts_.cases) {
+    if (opts_.action == Action::kTest && is_benchmark(name)) {
+      log_ << "fp4arena: --case: '" << name
+           << "' is a benchmark; --action test runs test cases only (run or submit time it)\n";
+      return false;
+    }
+  }
+  return true;
+}
+
 bool Session::load_challenge(JudgeOutcome* outcome) {
   std::string err;
   outcome->code = ExitCode::kUsage;
@@ -211,48 +277,8 @@ bool Session::load_challenge(JudgeOutcome* outcome) {
     log_ << "fp4arena: --shapes: only with --action sweep\n";
     return false;
   }
-  if (opts_.action == Action::kSweep) {
-    if (!opts_.shapes_path.empty()) {
-      if (!load_shapes_file(opts_.shapes_path, spec_, &sweep_shapes_, &err)) {
-        log_ << "fp4arena: --shapes: " << err << "\n";
-        return false;
-      }
-      for (size_t i = 0; i < sweep_shapes_.size(); ++i) {
-        if (!challenge_->check_case(sweep_shapes_[i], &err)) {
-          log_ << "fp4arena: --shapes: " << opts_.shapes_path << ": field '[" << i << "]': " << err
-               << "\n";
-          return false;
-        }
-      }
-      sweep_source_ = "--shapes " + opts_.shapes_path;
-    } else if (!spec_.sweep.empty()) {
-      sweep_shapes_ = spec_.sweep;
-      sweep_source_ = "the spec's sweep list";
-    } else {
-      sweep_shapes_ = spec_.benchmarks;
-      sweep_source_ = "the spec's benchmarks (it has no sweep list)";
-    }
-    for (const std::string& name : opts_.cases) {
-      auto same = [&](const CaseSpec& c) { return c.name == name; };
-      if (std::none_of(sweep_shapes_.begin(), sweep_shapes_.end(), same)) {
-        log_ << "fp4arena: --case: no shape named '" << name << "' in " << sweep_source_
-             << "; the shapes: " << case_names(sweep_shapes_) << "\n";
-        return false;
-      }
-    }
-  } else {
-    if (!add_random_tests()) return false;
-    for (const std::string& name : opts_.cases) {
-      if (!spec_.find_case(name)) {
-        log_ << "fp4arena: --case: no case named '" << name << "' in " << spec_.path
-             << "; the cases: " << case_names(spec_.tests) << "; " << case_names(spec_.benchmarks)
-             << (spec_.random_tests.empty()
-                     ? ""
-                     : "; a random test is named like " + spec_.random_tests[0].name + "_0a1b2c3d")
-             << "\n";
-        return false;
-      }
-    }
+  if (opts_.action == Action::kSweep ? !choose_sweep_shapes() : !check_named_cases()) {
+    return false;
   }
   if (opts_.has_seed && opts_.cases.empty()) {
     log_ << "fp4arena: --seed: give the case to replay with --case NAME\n";
@@ -272,7 +298,8 @@ bool Session::add_random_tests() {
     if (!spec_.find_case(name) && random_case_named(spec_, name, &c)) added.push_back(c);
   }
   const bool draw =
-      opts_.cases.empty() && (opts_.action == Action::kRun || opts_.action == Action::kSubmit);
+      opts_.cases.empty() && (opts_.action == Action::kTest || opts_.action == Action::kRun ||
+                              opts_.action == Action::kSubmit);
   for (size_t i = 0; draw && i < spec_.random_tests.size(); ++i) {
     for (int k = 0; k < spec_.random_tests[i].count; ++k) {
       CaseSpec c = random_case(spec_.random_tests[i], static_cast<uint32_t>(random_u64()));
@@ -447,12 +474,16 @@ ExitCode Session::finish(const std::vector<nlohmann::json>& tests,
   }
   Score score =
       compute_score(values, total, passed, limit(), limit_name(spec_.limit), spec_.metric.unit());
-  const bool all_passed = passed == total && total > 0 && score.valid;
+  // --action test times nothing: its result is the tests' alone.
+  const bool tests_only = opts_.action == Action::kTest;
+  const bool all_passed = passed == total && total > 0 && (score.valid || tests_only);
 
   outcome->record = record_json(tests, benches, score, all_passed);
 
   log_ << "score    ";
-  if (score.geomean) {
+  if (tests_only) {
+    log_ << "none (--action test times nothing)";
+  } else if (score.geomean) {
     log_ << "geomean " << fmt(*score.geomean, 1) << " " << spec_.metric.unit();
     if (!score.valid) log_ << "  INVALID: " << score.reason;
   } else {
@@ -600,9 +631,13 @@ void Session::run_cases(JudgeOutcome* outcome) {
                                                     {"outputs", nlohmann::json::array()},
                                                     {"wall_ms", 0}});
   }
-  if (std::any_of(spec_.benchmarks.begin(), spec_.benchmarks.end(), sel)) log_ << "benchmarks\n";
+  // --action test: the test cases alone, nothing timed.
+  const bool timed = opts_.action != Action::kTest;
+  if (timed && std::any_of(spec_.benchmarks.begin(), spec_.benchmarks.end(), sel)) {
+    log_ << "benchmarks\n";
+  }
   for (const CaseSpec& c : spec_.benchmarks) {
-    if (!selected(c)) continue;
+    if (!timed || !selected(c)) continue;
     if (fatal_.empty()) {
       benches.push_back(run_benchmark(c));
     } else {

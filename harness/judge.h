@@ -25,8 +25,8 @@ enum class ExitCode : int {
 };
 
 /// What one run_challenge invocation does.
-enum class Action { kCheck, kRun, kSubmit, kSanitize, kProfile, kDump, kSweep };
-/// "check", "run", "submit", "sanitize", "profile", "dump", "sweep"
+enum class Action { kCheck, kTest, kRun, kSubmit, kSanitize, kProfile, kDump, kSweep };
+/// "check", "test", "run", "submit", "sanitize", "profile", "dump", "sweep"
 const char* action_name(Action a);
 bool parse_action(const std::string& name, Action* out);
 

@@ -158,16 +158,17 @@ void add_options(CLI::App& app, CliOptions& o) {
       ->capture_default_str();
   app.add_option(
          "-a,--action", o.action,
-         "check: compile and check the signature (no GPU needed); run: every test and "
-         "a quick benchmark; submit: the full scoring run, writes a JSON record; list: "
+         "check: compile and check the signature (no GPU needed); test: every test case, "
+         "nothing timed; run: every test and a quick benchmark; submit: the full scoring run, "
+         "writes a JSON record; list: "
          "list challenges; leaderboard: rank the records under --results into --out; sanitize: "
          "the tests under compute-sanitizer (memcheck, racecheck); profile: one call of "
          "a benchmark (or --case) under Nsight Compute; dump: write one --case's inputs and "
          "expected outputs as .npy files (no solution or GPU needed); sweep: time the solution "
          "and the yardstick over a list of shapes (--shapes, else the spec's sweep list, else "
          "its benchmarks), write sweep.json and sweep.html (a chart) into --out")
-      ->check(CLI::IsMember({"check", "run", "submit", "list", "leaderboard", "sanitize", "profile",
-                             "dump", "sweep"}))
+      ->check(CLI::IsMember({"check", "test", "run", "submit", "list", "leaderboard", "sanitize",
+                             "profile", "dump", "sweep"}))
       ->capture_default_str();
   app.add_option("-d,--device", o.device, "CUDA device index")->capture_default_str();
   app.add_option("--arch", o.arch,
@@ -267,7 +268,7 @@ int check_options(const CliOptions& o) {
     const char* option;
     std::vector<std::string> actions;
   } scoped[] = {
-      {o.json, "--json", {"run", "submit", "sanitize", "profile", "sweep"}},
+      {o.json, "--json", {"test", "run", "submit", "sanitize", "profile", "sweep"}},
       {!o.output.empty(), "--output", {"submit"}},
       {!o.board_out.empty(), "--out", {"dump", "sweep", "leaderboard"}},
   };

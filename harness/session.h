@@ -190,6 +190,8 @@ class Session {
  private:
   // Steps of run(), in order; each returns false with outcome->code set when the run ends.
   bool load_challenge(JudgeOutcome* outcome);
+  bool choose_sweep_shapes();
+  bool check_named_cases();
   bool check_output_paths(JudgeOutcome* outcome);
   void size_shared_memory();
   ExitCode run_tool(JudgeOutcome* outcome);

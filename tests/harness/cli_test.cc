@@ -104,11 +104,17 @@ TEST(Cli, UsageErrorsNameTheArgument) {
   r = run_cli({challenge_dir(), "--solution", kNaive, "--action", "run", "--samples", "two"});
   EXPECT_EQ(r.exit_code, int(ExitCode::kUsage));
   EXPECT_NE(r.output.find("--samples"), std::string::npos) << r.output;
+  // --action test times nothing: a benchmark named with --case is refused.
+  r = run_cli({challenge_dir(), "--solution", kNaive, "--action", "test", "--case", "table5"});
+  EXPECT_EQ(r.exit_code, int(ExitCode::kUsage));
+  EXPECT_NE(r.output.find("--case: 'table5' is a benchmark; --action test runs test cases only"),
+            std::string::npos)
+      << r.output;
   // Options an action would ignore are refused, naming the actions that use them.
   r = run_cli({challenge_dir(), "--solution", kNaive, "--action", "check", "--json"});
   EXPECT_EQ(r.exit_code, int(ExitCode::kUsage));
-  EXPECT_NE(r.output.find("--json: not used by --action check (only by run, submit, sanitize, "
-                          "profile, sweep)"),
+  EXPECT_NE(r.output.find("--json: not used by --action check (only by test, run, submit, "
+                          "sanitize, profile, sweep)"),
             std::string::npos)
       << r.output;
   r = run_cli({challenge_dir(), "--solution", kNaive, "--action", "run", "--output", "r.json"});

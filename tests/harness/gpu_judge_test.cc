@@ -97,6 +97,27 @@ TEST(GpuJudge, NaivePassesEveryCaseAndWritesTheRecord) {
   EXPECT_EQ(worker_processes(), 0);
 }
 
+// --action test: every test case (random ones included), nothing timed, the result the
+// tests' alone.
+TEST(GpuJudge, ActionTestRunsTheTestsAndTimesNothing) {
+  FP4ARENA_SKIP_WITHOUT_GPU();
+  auto r =
+      run_cli({challenge_dir(), "--solution", source_dir() + "/solutions/nvfp4_matmul/naive.cu",
+               "--action", "test", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find("\nbenchmarks\n"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("score    none (--action test times nothing)"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("result   PASSED"), std::string::npos) << r.output;
+  const size_t brace = r.output.find("{\n");
+  ASSERT_NE(brace, std::string::npos) << r.output;
+  const nlohmann::json rec = nlohmann::json::parse(r.output.substr(brace), nullptr, false);
+  ASSERT_FALSE(rec.is_discarded()) << r.output;
+  EXPECT_EQ(rec["action"], "test");
+  EXPECT_TRUE(rec["benchmarks"].empty());
+  EXPECT_TRUE(rec["passed"].get<bool>());
+}
+
 TEST(GpuJudge, TailBugGetsAUsefulReport) {
   FP4ARENA_SKIP_WITHOUT_GPU();
   auto r = run_cli({challenge_dir(), "--solution",
