@@ -544,6 +544,72 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 }  // namespace
 
+namespace {
+
+// The parameters of a declaration `decl` ("... solve(const uint8_t* a, int M)"), each with
+// its blanks collapsed and none around '*' or '&'; empty when it has no parenthesised list.
+std::vector<std::string> parameters_of(const std::string& decl) {
+  std::vector<std::string> params;
+  // The list follows a name: "(no function named solve found)" has none.
+  size_t open = decl.find('(');
+  size_t before = open;
+  while (before != std::string::npos && before > 0 && decl[before - 1] == ' ') --before;
+  if (open == std::string::npos || before == 0 || !is_ident_char(decl[before - 1])) return params;
+  std::string cur;
+  int depth = 0;
+  for (size_t i = open + 1; i < decl.size(); ++i) {
+    const char c = decl[i];
+    if (depth == 0 && (c == ',' || c == ')')) {
+      params.push_back(cur);
+      cur.clear();
+      if (c == ')') break;
+      continue;
+    }
+    depth += (c == '(' || c == '<') - (c == ')' || c == '>');
+    cur += c;
+  }
+  // Blanks collapsed; none before a run of '*' or '&', one after it ("const T *x" is
+  // "const T* x").
+  for (std::string& p : params) {
+    std::string t;
+    bool blank = false;
+    for (char c : p) {
+      if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+        blank = !t.empty();
+        continue;
+      }
+      const bool mark = c == '*' || c == '&';
+      const bool after_mark = !t.empty() && (t.back() == '*' || t.back() == '&');
+      if (!mark && (blank || after_mark)) t += ' ';
+      t += c;
+      blank = false;
+    }
+    p = t;
+  }
+  if (params.size() == 1 && (params[0].empty() || params[0] == "void")) params.clear();
+  return params;
+}
+
+}  // namespace
+
+std::string signature_differences(const std::string& expected, const std::string& yours) {
+  const std::vector<std::string> want = parameters_of(expected), got = parameters_of(yours);
+  if (yours.find('(') == std::string::npos || yours[0] == '(') return "";  // no declaration found
+  std::string out;
+  if (want.size() != got.size()) {
+    out += "  expected " + std::to_string(want.size()) + " parameters, yours has " +
+           std::to_string(got.size()) + "\n";
+  }
+  for (size_t i = 0; i < std::max(want.size(), got.size()); ++i) {
+    const std::string w = i < want.size() ? want[i] : "(none)";
+    const std::string g = i < got.size() ? got[i] : "(none)";
+    if (w != g) {
+      out += "  parameter " + std::to_string(i + 1) + ": expected `" + w + "`, yours `" + g + "`\n";
+    }
+  }
+  return out;
+}
+
 std::string find_nvcc() {
   std::vector<std::string> candidates = {env("FP4ARENA_NVCC"), find_in_path("nvcc")};
   if (!env("CUDA_HOME").empty()) candidates.push_back(env("CUDA_HOME") + "/bin/nvcc");
@@ -1208,10 +1274,13 @@ class SolutionCompile {
     if (status == 0) return std::nullopt;
     result_->diagnostics += resource_limit_note(log, status, opts_);
     if (mentions_signature_problem(log, spec_.function)) {
-      result_->diagnostics += "\nfp4arena: " + spec_.function +
-                              "() must be defined with exactly this signature:\n  expected (" +
-                              spec_.path + "):\n    " + c_prototype(spec_) + "\n  yours:\n    " +
-                              find_user_signature(source_, spec_.function, source_path_) + "\n";
+      result_->diagnostics +=
+          "\nfp4arena: " + spec_.function +
+          "() must be defined with exactly this signature:\n  expected (" + spec_.path +
+          "):\n    " + c_prototype(spec_) + "\n  yours:\n    " +
+          find_user_signature(source_, spec_.function, source_path_) + "\n" +
+          signature_differences(c_prototype(spec_),
+                                find_user_signature(source_, spec_.function, source_path_));
     }
     if (status == -1 || status == 127) {
       *err_ = "could not run nvcc (" + nvcc_ + "): " + log;

@@ -137,6 +137,12 @@ std::string author_of(const std::string& source);
 /// The header force-included into the solution: includes and the solve prototype.
 std::string prototype_header(const Spec& spec);
 
+/// The parameters that differ between the expected declaration and the user's, one line each
+/// ("  parameter 6: expected `__half* c`, yours `float* c`"), after a line saying so when the
+/// counts differ; empty when every parameter matches (blanks and their place around '*' and
+/// '&' aside).
+std::string signature_differences(const std::string& expected, const std::string& yours);
+
 /// The call shim compiled next to the solution: `fp4arena_call(void* const* args)` unpacks
 /// one pointer per parameter (to a device pointer or a scalar) and calls solve().
 std::string call_shim(const Spec& spec);

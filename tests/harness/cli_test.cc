@@ -166,6 +166,9 @@ TEST(Cli, CompileErrorsExitWithTheirOwnCode) {
                     source_dir() + "/tests/solutions/wrong_signature.cu", "--action", "check"});
   EXPECT_EQ(r.exit_code, int(ExitCode::kCompileError)) << r.output;
   EXPECT_NE(r.output.find("expected ("), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("  parameter 6: expected `__half* c`, yours `float* c`"),
+            std::string::npos)
+      << r.output;
 }
 
 TEST(Cli, RunWithoutAGpuSaysSoAndStillChecks) {

@@ -453,6 +453,23 @@ TEST(CompileHelpers, ShimUnpacksEveryParameterInOrder) {
   EXPECT_NE(prototype_header(spec).find(c_prototype(spec) + ";"), std::string::npos);
 }
 
+// A wrong signature is shown parameter by parameter, blanks around '*' aside.
+TEST(CompileHelpers, SignatureDifferencesNameEachParameter) {
+  const std::string want = "extern \"C\" void solve(const uint8_t* a, __half* c, int M)";
+  EXPECT_EQ(signature_differences(want, "void solve(const uint8_t *a, __half * c, int  M)"), "");
+  EXPECT_EQ(signature_differences(want, "void solve(const uint8_t* a, float* c, int M)"),
+            "  parameter 2: expected `__half* c`, yours `float* c`\n");
+  EXPECT_EQ(
+      signature_differences(want, "void solve(const uint8_t* a, __half* c)"),
+      "  expected 3 parameters, yours has 2\n  parameter 3: expected `int M`, yours `(none)`\n");
+  EXPECT_EQ(signature_differences(want, "(no function named solve found)"), "");
+  EXPECT_EQ(signature_differences(want, "void solve()"),
+            "  expected 3 parameters, yours has 0\n"
+            "  parameter 1: expected `const uint8_t* a`, yours `(none)`\n"
+            "  parameter 2: expected `__half* c`, yours `(none)`\n"
+            "  parameter 3: expected `int M`, yours `(none)`\n");
+}
+
 TEST(CompileHelpers, NvccFlagsAllowList) {
   std::string err;
   EXPECT_TRUE(check_nvcc_flags({}, &err));
