@@ -12,9 +12,12 @@
 #include <string>
 #include <vector>
 
+#include "harness/json_read.h"
 #include "harness/judge.h"
 #include "harness/leaderboard.h"
+#include "harness/process.h"
 #include "harness/spec.h"
+#include "harness/sweep_report.h"
 
 namespace {
 
@@ -43,6 +46,7 @@ struct CliOptions {
   std::string seccomp = "allowlist";
   std::string seed;
   std::string shapes;
+  std::string sweep_file;
   std::vector<std::string> include_dirs;
   std::vector<std::string> nvcc_flags;
 };
@@ -146,6 +150,55 @@ int leaderboard(const CliOptions& o) {
   return 0;
 }
 
+// --action report: a sweep's page and chart rebuilt from its sweep.json, no GPU needed.
+int report(const CliOptions& o) {
+  if (o.sweep_file.empty()) {
+    std::cerr << "run_challenge: --action report: give the sweep's JSON with --sweep FILE\n";
+    return code(ExitCode::kUsage);
+  }
+  std::string text, err;
+  nlohmann::json doc;
+  switch (fp4arena::read_bounded_file(o.sweep_file, 64u << 20, &text, &err)) {
+    case fp4arena::ReadStatus::kOk:
+      break;
+    case fp4arena::ReadStatus::kTooLarge:
+      err += " is larger than a sweep (64 MiB)";
+      [[fallthrough]];
+    case fp4arena::ReadStatus::kCannotRead:
+      std::cerr << "run_challenge: --sweep: " << o.sweep_file << ": " << err << "\n";
+      return code(ExitCode::kUsage);
+  }
+  fp4arena::SweepReport rep;
+  if (fp4arena::prescan_json(text, 64, "JSON", &err)) {
+    doc = nlohmann::json::parse(text, nullptr, false);
+    if (doc.is_discarded()) err = "not valid JSON";
+  }
+  if (!err.empty() || doc.is_discarded() || !fp4arena::read_sweep_json(doc, &rep, &err)) {
+    std::cerr << "run_challenge: --sweep: " << o.sweep_file << ": " << err << "\n";
+    return code(ExitCode::kUsage);
+  }
+  // The title is not in sweep.json: the challenge's spec has it, where it is of that version.
+  fp4arena::Spec spec;
+  if (!o.challenges_dir.empty() &&
+      fp4arena::load_spec(o.challenges_dir + "/" + rep.challenge, &spec, &err) &&
+      spec.spec_version == rep.spec_version) {
+    rep.title = spec.title;
+  }
+  err.clear();
+  const size_t slash = o.sweep_file.rfind('/');
+  const std::string dir = !o.board_out.empty()         ? o.board_out
+                          : slash == std::string::npos ? "."
+                                                       : o.sweep_file.substr(0, slash);
+  if (!fp4arena::make_dirs(dir, &err) ||
+      !fp4arena::write_file_atomic(dir + "/sweep.html", fp4arena::sweep_html(rep), &err) ||
+      !fp4arena::write_file_atomic(dir + "/sweep.svg", fp4arena::sweep_svg(rep), &err)) {
+    std::cerr << "run_challenge: --action report: " << err << "\n";
+    return code(ExitCode::kUsage);
+  }
+  std::cerr << "report   " << dir << "/sweep.html (the chart alone: " << dir << "/sweep.svg)\n";
+  return 0;
+}
+
 }  // namespace
 
 // Every option and flag of the command line, bound to `o`.
@@ -168,7 +221,7 @@ void add_options(CLI::App& app, CliOptions& o) {
          "and the yardstick over a list of shapes (--shapes, else the spec's sweep list, else "
          "its benchmarks), write sweep.json and sweep.html (a chart) into --out")
       ->check(CLI::IsMember({"check", "test", "run", "submit", "list", "leaderboard", "sanitize",
-                             "profile", "dump", "sweep"}))
+                             "profile", "dump", "sweep", "report"}))
       ->capture_default_str();
   app.add_option("-d,--device", o.device, "CUDA device index")->capture_default_str();
   app.add_option("--arch", o.arch,
@@ -195,6 +248,9 @@ void add_options(CLI::App& app, CliOptions& o) {
                  "leaderboard: where leaderboard.{md,html,json} go (default leaderboard); dump: "
                  "the folder for the case's files (default dump/<challenge>/<case>); sweep: the "
                  "folder for sweep.json and sweep.html (default sweep/<challenge>)");
+  app.add_option("--sweep", o.sweep_file,
+                 "report: the sweep.json whose sweep.html and sweep.svg are rebuilt (beside it, "
+                 "or into --out)");
   app.add_option("--shapes", o.shapes,
                  "sweep: a JSON file holding an array of shapes, each like a spec's benchmark "
                  "entry (name, generator, seed, every dim, optional params), instead of the "
@@ -270,7 +326,7 @@ int check_options(const CliOptions& o) {
   } scoped[] = {
       {o.json, "--json", {"test", "run", "submit", "sanitize", "profile", "sweep"}},
       {!o.output.empty(), "--output", {"submit"}},
-      {!o.board_out.empty(), "--out", {"dump", "sweep", "leaderboard"}},
+      {!o.board_out.empty(), "--out", {"dump", "sweep", "leaderboard", "report"}},
   };
   for (const auto& s : scoped) {
     if (!s.given || std::count(s.actions.begin(), s.actions.end(), o.action) > 0) continue;
@@ -366,6 +422,7 @@ int main(int argc, char** argv) {
   }
   if (o.action == "list") return list_challenges(o);
   if (o.action == "leaderboard") return leaderboard(o);
+  if (o.action == "report") return report(o);
   if (int c = check_options(o); c >= 0) return c;
   uint64_t seed = 0;
   if (!parse_seed(o, &seed)) return code(ExitCode::kUsage);

@@ -133,6 +133,128 @@ nlohmann::json sweep_json(const SweepReport& r) {
           {"wall_seconds", r.wall_seconds}};
 }
 
+namespace {
+
+// Reads the fields of a sweep.json, remembering the first problem (a field's path and what
+// was expected); every getter returns a default after one.
+class SweepFields {
+ public:
+  explicit SweepFields(std::string* err) : err_(err) {}
+  bool ok() const { return ok_; }
+  const nlohmann::json& at(const nlohmann::json& j, const std::string& path, const char* key,
+                           nlohmann::json::value_t type) {
+    static const nlohmann::json kNull;
+    if (!ok_) return kNull;
+    if (!j.is_object() || !j.contains(key) ||
+        (j[key].type() != type &&
+         !(type == nlohmann::json::value_t::number_float && j[key].is_number()))) {
+      fail(path + key + ": missing, or not " + type_name(type));
+      return kNull;
+    }
+    return j[key];
+  }
+  std::string text(const nlohmann::json& j, const std::string& path, const char* key) {
+    const nlohmann::json& v = at(j, path, key, nlohmann::json::value_t::string);
+    return ok_ ? v.get<std::string>() : "";
+  }
+  double number(const nlohmann::json& j, const std::string& path, const char* key) {
+    const nlohmann::json& v = at(j, path, key, nlohmann::json::value_t::number_float);
+    return ok_ ? v.get<double>() : 0;
+  }
+  std::optional<double> number_or_null(const nlohmann::json& j, const std::string& path,
+                                       const char* key) {
+    if (ok_ && j.is_object() && j.contains(key) && j[key].is_null()) return std::nullopt;
+    const double v = number(j, path, key);
+    return ok_ ? std::optional<double>(v) : std::nullopt;
+  }
+  void fail(const std::string& why) {
+    if (ok_) *err_ = "field " + why;
+    ok_ = false;
+  }
+
+ private:
+  static std::string type_name(nlohmann::json::value_t t) {
+    switch (t) {
+      case nlohmann::json::value_t::string:
+        return "a string";
+      case nlohmann::json::value_t::object:
+        return "an object";
+      case nlohmann::json::value_t::array:
+        return "an array";
+      case nlohmann::json::value_t::boolean:
+        return "true or false";
+      default:
+        return "a number";
+    }
+  }
+  std::string* err_;
+  bool ok_ = true;
+};
+
+SweepShape read_sweep_shape(SweepFields& f, const nlohmann::json& j, const std::string& path) {
+  SweepShape s;
+  s.name = f.text(j, path, "name");
+  s.label = f.text(j, path, "shape");
+  const nlohmann::json& dims = f.at(j, path, "dims", nlohmann::json::value_t::object);
+  for (auto it = dims.begin(); f.ok() && it != dims.end(); ++it) {
+    if (!it->is_number_integer()) f.fail(path + "dims." + it.key() + ": not a whole number");
+    if (f.ok()) s.dims.emplace_back(it.key(), it->get<int64_t>());
+  }
+  s.workload = f.number(j, path, "workload");
+  s.verdict = f.text(j, path, "verdict");
+  s.reason = f.text(j, path, "reason");
+  s.over_limit = f.at(j, path, "over_limit", nlohmann::json::value_t::boolean) == true;
+  s.samples = static_cast<int>(f.number(j, path, "samples"));
+  s.median_ms = f.number_or_null(j, path, "median_ms");
+  s.value = f.number_or_null(j, path, "value");
+  if (f.ok() && j.contains("yardstick") && j["yardstick"].is_object()) {
+    const nlohmann::json& y = j["yardstick"];
+    const std::string ypath = path + "yardstick.";
+    s.yardstick = SweepYardstickResult{f.text(y, ypath, "name"), f.number(y, ypath, "median_ms"),
+                                       f.number(y, ypath, "value")};
+  }
+  return s;
+}
+
+}  // namespace
+
+bool read_sweep_json(const nlohmann::json& doc, SweepReport* out, std::string* err) {
+  SweepFields f(err);
+  SweepReport r;
+  if (f.text(doc, "", "schema") != kSweepSchema && f.ok()) {
+    *err = std::string("field schema: expected \"") + kSweepSchema + "\"";
+    return false;
+  }
+  r.judge_version = f.text(doc, "", "judge_version");
+  r.created_utc = f.text(doc, "", "created_utc");
+  const nlohmann::json& ch = f.at(doc, "", "challenge", nlohmann::json::value_t::object);
+  r.challenge = f.text(ch, "challenge.", "name");
+  r.spec_version = static_cast<int>(f.number(ch, "challenge.", "spec_version"));
+  const nlohmann::json& sol = f.at(doc, "", "solution", nlohmann::json::value_t::object);
+  r.solution_path = f.text(sol, "solution.", "path");
+  r.solution_sha256 = f.text(sol, "solution.", "sha256");
+  r.device = f.at(doc, "", "device", nlohmann::json::value_t::object);
+  const nlohmann::json& m = f.at(doc, "", "metric", nlohmann::json::value_t::object);
+  r.metric_name = f.text(m, "metric.", "name");
+  r.metric_unit = f.text(m, "metric.", "unit");
+  r.workload_kind = f.text(m, "metric.", "workload");
+  r.expression = f.text(m, "metric.", "expression");
+  const nlohmann::json& lim = f.at(doc, "", "limit", nlohmann::json::value_t::object);
+  r.limit_name = f.text(lim, "limit.", "name");
+  r.limit_value = f.number_or_null(lim, "limit.", "value").value_or(0);
+  r.shapes_source = f.text(doc, "", "shapes_source");
+  r.timing = f.text(doc, "", "timing");
+  r.yardstick_name = f.text(doc, "", "yardstick");
+  const nlohmann::json& shapes = f.at(doc, "", "shapes", nlohmann::json::value_t::array);
+  for (size_t i = 0; f.ok() && i < shapes.size(); ++i) {
+    r.shapes.push_back(read_sweep_shape(f, shapes[i], "shapes[" + std::to_string(i) + "]."));
+  }
+  r.wall_seconds = f.number(doc, "", "wall_seconds");
+  if (!f.ok()) return false;
+  *out = std::move(r);
+  return true;
+}
+
 SweepChartLayout sweep_chart_layout(const SweepReport& r) {
   SweepChartLayout l;
   const double n = std::max<double>(1, double(r.shapes.size()));

@@ -68,6 +68,10 @@ struct SweepReport {
 /// sweep.json (schema fp4arena.sweep.v1; harness/README.md shows it).
 nlohmann::json sweep_json(const SweepReport& report);
 
+/// Reads a sweep.json back (the report sweep_json() wrote, less the challenge's title, which
+/// it does not hold). False with *err naming the first missing or mistyped field.
+bool read_sweep_json(const nlohmann::json& doc, SweepReport* out, std::string* err);
+
 /// sweep.svg: the chart of sweep.html as an SVG document of its own (style rules inside, no
 /// scripts, nothing fetched), for embedding as an image; its legend names the device.
 std::string sweep_svg(const SweepReport& report);

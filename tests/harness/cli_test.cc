@@ -45,6 +45,39 @@ TEST(Cli, ListFindsTheChallengeAndEveryCase) {
 }
 
 // Run from the repository's root, a bare challenge name is its folder under challenges/.
+// --action report rebuilds a committed sweep's page and chart from its JSON, without a GPU:
+// the chart comes out byte for byte as the judge wrote it.
+TEST(Cli, ReportRebuildsASweepPageFromItsJson) {
+  const std::string committed =
+      source_dir() + "/results/nvfp4_matmul/nvidia-h200/sweeps/wgmma_thin_tile";
+  const std::string dir =
+      ::testing::TempDir() + "/fp4arena-sweep-report-" + std::to_string(getpid());
+  std::string made;
+  ASSERT_TRUE(make_dirs(dir, &made)) << made;
+  std::string json, svg, err;
+  ASSERT_TRUE(read_file(committed + "/sweep.json", &json, &err)) << err;
+  ASSERT_TRUE(read_file(committed + "/sweep.svg", &svg, &err)) << err;
+  ASSERT_TRUE(write_file_atomic(dir + "/sweep.json", json, &err)) << err;
+  auto r = run_cli({"--action", "report", "--sweep", dir + "/sweep.json", "--challenges",
+                    source_dir() + "/challenges"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::string page, chart;
+  ASSERT_TRUE(read_file(dir + "/sweep.svg", &chart, &err)) << err;
+  EXPECT_EQ(chart, svg);
+  ASSERT_TRUE(read_file(dir + "/sweep.html", &page, &err)) << err;
+  EXPECT_NE(page.find("NVFP4 x NVFP4 matmul with FP16 output"), std::string::npos);
+  r = run_cli({"--action", "report"});
+  EXPECT_EQ(r.exit_code, int(ExitCode::kUsage));
+  EXPECT_NE(r.output.find("give the sweep's JSON with --sweep FILE"), std::string::npos)
+      << r.output;
+  ASSERT_TRUE(write_file_atomic(dir + "/bad.json", R"({"schema": "fp4arena.sweep.v1"})", &err));
+  r = run_cli({"--action", "report", "--sweep", dir + "/bad.json"});
+  EXPECT_EQ(r.exit_code, int(ExitCode::kUsage));
+  EXPECT_NE(r.output.find("bad.json: field judge_version: missing, or not a string"),
+            std::string::npos)
+      << r.output;
+}
+
 TEST(Cli, ABareChallengeNameResolvesUnderChallenges) {
   std::string out;
   const std::string cmd = "cd '" + source_dir() + "' && '" + testing_util::run_challenge_bin() +

@@ -81,6 +81,30 @@ SweepReport fake_report() {
   return r;
 }
 
+// sweep.json read back gives the same page and chart (less the title, which it does not
+// hold); a missing or mistyped field is named.
+TEST(SweepReport, JsonReadsBackToTheSamePage) {
+  SweepReport r = fake_report();
+  r.title.clear();
+  SweepReport back;
+  std::string err;
+  ASSERT_TRUE(read_sweep_json(sweep_json(r), &back, &err)) << err;
+  EXPECT_EQ(sweep_html(back), sweep_html(r));
+  EXPECT_EQ(sweep_svg(back), sweep_svg(r));
+  nlohmann::json doc = sweep_json(r);
+  doc["shapes"][1].erase("workload");
+  EXPECT_FALSE(read_sweep_json(doc, &back, &err));
+  EXPECT_EQ(err, "field shapes[1].workload: missing, or not a number");
+  doc = sweep_json(r);
+  doc["limit"]["name"] = 7;
+  EXPECT_FALSE(read_sweep_json(doc, &back, &err));
+  EXPECT_EQ(err, "field limit.name: missing, or not a string");
+  doc = sweep_json(r);
+  doc["schema"] = "fp4arena.submit.v2";
+  EXPECT_FALSE(read_sweep_json(doc, &back, &err));
+  EXPECT_EQ(err, "field schema: expected \"fp4arena.sweep.v1\"");
+}
+
 TEST(SweepReport, JsonCarriesEveryShapeAndTheLimit) {
   const SweepReport r = fake_report();
   const nlohmann::json j = sweep_json(r);
