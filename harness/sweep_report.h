@@ -83,12 +83,16 @@ std::string sweep_html(const SweepReport& report);
 
 /// The chart's geometry, in SVG user units: the value axis starts at 0 at `plot_bottom` and
 /// reaches `y_max` (a multiple of `y_step` above every value and the limit) at `plot_top`.
+/// Where the values span two decades or more (a naive kernel beside cuBLAS) the axis is
+/// logarithmic instead: from `y_min` to `y_max`, both powers of ten, a tick per decade.
 struct SweepChartLayout {
   double width = 0, height = 0;
   double plot_left = 0, plot_right = 0, plot_top = 0, plot_bottom = 0;
   double group_width = 0;  ///< per shape
   double y_max = 1, y_step = 0.2;
-  double y_of(double v) const { return plot_bottom - (plot_bottom - plot_top) * v / y_max; }
+  bool log_scale = false;
+  double y_min = 0;  ///< the axis' bottom: 0, or a power of ten on a log axis
+  double y_of(double v) const;
   double x_center(size_t shape) const { return plot_left + group_width * (double(shape) + 0.5); }
 };
 SweepChartLayout sweep_chart_layout(const SweepReport& report);

@@ -290,6 +290,28 @@ TEST(SweepReport, ChartGeometryPutsTheLimitWhereTheScaleSays) {
   EXPECT_DOUBLE_EQ(sweep_chart_layout(none).y_max, 1);
 }
 
+// Values two decades apart or more (a naive kernel beside cuBLAS) get a log axis, one tick
+// per decade, so that no bar is invisible; a ratio below 0.1 keeps three significant digits.
+TEST(SweepReport, ValuesDecadesApartGetALogAxis) {
+  SweepReport r = fake_report();
+  pass(&r.shapes[0], 1.5);  // against a yardstick of 600 and a limit of 1000
+  const SweepChartLayout l = sweep_chart_layout(r);
+  EXPECT_TRUE(l.log_scale);
+  EXPECT_DOUBLE_EQ(l.y_min, 1);
+  EXPECT_DOUBLE_EQ(l.y_max, 10000);  // 1000 * 1.08 rounded up to a decade
+  EXPECT_DOUBLE_EQ(l.y_of(1), l.plot_bottom);
+  EXPECT_DOUBLE_EQ(l.y_of(10000), l.plot_top);
+  EXPECT_DOUBLE_EQ(l.y_of(100), (l.plot_top + l.plot_bottom) / 2);
+  const std::string html = sweep_html(r);
+  EXPECT_NE(html.find("TF/s (log scale)"), std::string::npos);
+  for (const char* tick :
+       {">1</text>", ">10</text>", ">100</text>", ">1000</text>", ">10000</text>"})
+    EXPECT_NE(html.find(tick), std::string::npos) << tick;
+  EXPECT_NE(html.find("<td class=\"num\">0.0025</td>"), std::string::npos);  // 1.5 / 600
+  // Within two decades the axis stays linear from 0.
+  EXPECT_FALSE(sweep_chart_layout(fake_report()).log_scale);
+}
+
 TEST(SweepReport, ChromiumRendersTheChartAndTheTable) {
   const std::string chromium = find_chromium();
   if (chromium.empty()) {
