@@ -54,26 +54,6 @@ std::string case_names(const std::vector<CaseSpec>& cases) {
   return names;
 }
 
-std::string slug(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (std::isalnum(static_cast<unsigned char>(c))) {
-      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    } else if (!out.empty() && out.back() != '-') {
-      out += '-';
-    }
-  }
-  while (!out.empty() && out.back() == '-') out.pop_back();
-  return out.empty() ? "unknown" : out;
-}
-
-std::string stem_of(const std::string& path) {
-  size_t slash = path.rfind('/');
-  std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-  size_t dot = base.rfind('.');
-  return dot == std::string::npos ? base : base.substr(0, dot);
-}
-
 // --output is checked before anything runs: its folder must exist, and an existing file is
 // replaced only when it is a record of ours (never a source file, a spec, anything else).
 bool check_output_path(const std::string& path, std::string* err) {
@@ -501,13 +481,12 @@ bool Session::write_record(JudgeOutcome* outcome) {
   std::string err;
   std::string path = opts_.output_path;
   if (path.empty()) {
-    std::string dir = opts_.results_dir + "/" + spec_.name + "/" + slug(device_.name);
-    if (!make_dirs(dir, &err)) {
+    path = record_path(opts_.results_dir, spec_.name, device_.name, opts_.solution_path,
+                       compiled_.source_sha256);
+    if (!make_dirs(path.substr(0, path.rfind('/')), &err)) {
       outcome->code = fail_internal(err);
       return false;
     }
-    path = dir + "/" + stem_of(opts_.solution_path) + "-" + compiled_.source_sha256.substr(0, 12) +
-           ".json";
   }
   if (!write_file_atomic(path, outcome->record.dump(2) + "\n", &err)) {
     outcome->code = fail_internal(err);
@@ -543,9 +522,9 @@ JudgeOutcome Session::run() {
   if (!gpu_) {
     log_ << "no CUDA GPU available: " << no_gpu_reason_
          << ".\nThe solution compiled and its signature matches, but nothing was run. Without a "
-            "GPU, --action check and --action dump work; run, submit, sanitize, profile and "
-            "sweep need a machine with an NVIDIA GPU and its driver (the bundled solutions are "
-            "written for Hopper, sm_90a).\n";
+            "GPU, --action check and --action dump work; test, run, submit, sanitize, profile "
+            "and sweep need a machine with an NVIDIA GPU and its driver (the bundled solutions "
+            "are written for Hopper, sm_90a): --remote HOST judges on one reached by ssh.\n";
     outcome.code = ExitCode::kNoGpu;
     return outcome;
   }

@@ -1018,6 +1018,23 @@ bool parse_record(const std::string& text, SubmitRecord* out, std::string* reaso
   }
 }
 
+std::string record_path(const std::string& results_dir, const std::string& challenge,
+                        const std::string& device_name, const std::string& solution_path,
+                        const std::string& sha256) {
+  std::string slug;  // "NVIDIA H100 80GB HBM3" -> "nvidia-h100-80gb-hbm3"
+  for (char c : device_name) {
+    if (std::isalnum(static_cast<unsigned char>(c))) {
+      slug += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    } else if (!slug.empty() && slug.back() != '-') {
+      slug += '-';
+    }
+  }
+  while (!slug.empty() && slug.back() == '-') slug.pop_back();
+  const std::string stem = fs::path(solution_path).stem().string();
+  return results_dir + "/" + challenge + "/" + (slug.empty() ? "unknown" : slug) + "/" + stem +
+         "-" + sha256.substr(0, 12) + ".json";
+}
+
 bool load_record(const std::string& path, SubmitRecord* out, std::string* reason) {
   std::string text;
   switch (read_bounded_file(path, kMaxRecordBytes, &text, reason)) {

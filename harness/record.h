@@ -112,6 +112,13 @@ constexpr int kMaxRecordDepth = 64;
 /// Records that honestly failed are valid: they parse, with `passed` false.
 bool parse_record(const std::string& text, SubmitRecord* out, std::string* reason);
 
+/// Where a submit record of `solution_path` (source `sha256`) on `device_name` is kept:
+/// `<results_dir>/<challenge>/<device slug>/<solution stem>-<sha256's first 12>.json`, the
+/// slug the device's name in lower case with '-' for every other run of characters.
+std::string record_path(const std::string& results_dir, const std::string& challenge,
+                        const std::string& device_name, const std::string& solution_path,
+                        const std::string& sha256);
+
 /// Reads the file at `path` (refused when over kMaxRecordBytes or unreadable, with the reason)
 /// and parses it as parse_record() does. Sets `out->file` to `path`.
 bool load_record(const std::string& path, SubmitRecord* out, std::string* reason);

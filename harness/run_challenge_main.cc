@@ -16,6 +16,7 @@
 #include "harness/judge.h"
 #include "harness/leaderboard.h"
 #include "harness/process.h"
+#include "harness/remote.h"
 #include "harness/spec.h"
 #include "harness/sweep_report.h"
 
@@ -47,6 +48,9 @@ struct CliOptions {
   std::string seed;
   std::string shapes;
   std::string sweep_file;
+  std::string remote;
+  std::string remote_dir = "fp4arena";
+  std::string remote_judge = "scripts/run_challenge";
   std::vector<std::string> include_dirs;
   std::vector<std::string> nvcc_flags;
 };
@@ -201,6 +205,49 @@ int report(const CliOptions& o) {
 
 }  // namespace
 
+// --remote HOST: the same judging on a machine reached by ssh (harness/remote.h).
+int remote(const CliOptions& o) {
+  static const std::vector<std::string> kGpuActions = {"test",     "run",     "submit",
+                                                       "sanitize", "profile", "sweep"};
+  if (std::count(kGpuActions.begin(), kGpuActions.end(), o.action) == 0) {
+    std::cerr << "run_challenge: --remote: for test, run, submit, sanitize, profile and sweep; "
+                 "--action "
+              << o.action << " needs no GPU: run it here\n";
+    return code(ExitCode::kUsage);
+  }
+  if (!o.shapes.empty() || !o.board_out.empty() || o.challenge_dir[0] == '/') {
+    std::cerr << "run_challenge: --remote: give the challenge as the remote checkout names it "
+                 "(e.g. challenges/nvfp4_matmul); --shapes and --out are not sent over\n";
+    return code(ExitCode::kUsage);
+  }
+  fp4arena::RemoteOptions r;
+  r.host = o.remote;
+  r.dir = o.remote_dir;
+  r.judge = o.remote_judge;
+  if (const char* ssh = std::getenv("FP4ARENA_SSH")) r.ssh = ssh;
+  r.challenge_dir = o.challenge_dir;
+  r.solution_path = o.solution;
+  r.action = o.action;
+  r.results_dir = o.results_dir;
+  r.output_path = o.output;
+  std::vector<std::string>& a = r.judge_args;
+  for (const std::string& c : o.cases) a.insert(a.end(), {"--case", c});
+  for (const std::string& f : o.nvcc_flags) a.insert(a.end(), {"--nvcc-flag", f});
+  for (const std::string& d : o.include_dirs) a.insert(a.end(), {"--include-dir", d});
+  if (!o.seed.empty()) a.insert(a.end(), {"--seed", o.seed});
+  if (!o.arch.empty()) a.insert(a.end(), {"--arch", o.arch});
+  if (!o.author.empty()) a.insert(a.end(), {"--author", o.author});
+  if (o.samples != 0) a.insert(a.end(), {"--samples", std::to_string(o.samples)});
+  if (o.timeout > 0) a.insert(a.end(), {"--timeout", std::to_string(o.timeout)});
+  if (o.no_yardstick) a.push_back("--no-yardstick");
+  if (o.json) a.push_back("--json");
+  a.insert(a.end(), {"--device", std::to_string(o.device), "--buffers", o.buffers, "--seccomp",
+                     o.seccomp, "--no-progress"});
+  return fp4arena::run_remote(r, std::cerr);
+}
+
+void add_output_options(CLI::App& app, CliOptions& o);
+
 // Every option and flag of the command line, bound to `o`.
 void add_options(CLI::App& app, CliOptions& o) {
   app.add_option("challenge", o.challenge_dir,
@@ -248,6 +295,22 @@ void add_options(CLI::App& app, CliOptions& o) {
                  "leaderboard: where leaderboard.{md,html,json} go (default leaderboard); dump: "
                  "the folder for the case's files (default dump/<challenge>/<case>); sweep: the "
                  "folder for sweep.json and sweep.html (default sweep/<challenge>)");
+  add_output_options(app, o);
+}
+
+// The options of where things go (records, boards, sweeps, remote machines) and of how a run
+// is made.
+void add_output_options(CLI::App& app, CliOptions& o) {
+  app.add_option("--remote", o.remote,
+                 "test, run, submit, sanitize, profile, sweep: judge on HOST (ssh; $FP4ARENA_SSH "
+                 "names another program) where the project is checked out in --remote-dir; the "
+                 "solution and the headers beside it go over, a submit's record comes back");
+  app.add_option("--remote-dir", o.remote_dir,
+                 "--remote: the project's folder on HOST (relative: to the home)")
+      ->capture_default_str();
+  app.add_option("--remote-judge", o.remote_judge,
+                 "--remote: the judge to run there, relative to --remote-dir")
+      ->capture_default_str();
   app.add_option("--sweep", o.sweep_file,
                  "report: the sweep.json whose sweep.html and sweep.svg are rebuilt (beside it, "
                  "or into --out)");
@@ -427,6 +490,7 @@ int main(int argc, char** argv) {
   uint64_t seed = 0;
   if (!parse_seed(o, &seed)) return code(ExitCode::kUsage);
 
+  if (!o.remote.empty()) return remote(o);
   fp4arena::JudgeOptions j = judge_options(o, seed);
   fp4arena::JudgeOutcome out = fp4arena::judge(j, std::cerr);
   if (o.json && !out.record.is_null())

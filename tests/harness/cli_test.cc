@@ -1,4 +1,5 @@
 // run_challenge as a user runs it: options, messages and exit codes.
+#include <dirent.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -76,6 +77,60 @@ TEST(Cli, ReportRebuildsASweepPageFromItsJson) {
   EXPECT_NE(r.output.find("bad.json: field judge_version: missing, or not a string"),
             std::string::npos)
       << r.output;
+}
+
+// --remote HOST through a stand-in for ssh that runs the command here: the solution goes
+// over, the remote judge runs with its output shown, its exit code comes back, and the files
+// sent are removed. ssh failing and a host that cannot go into a command line are errors.
+TEST(Cli, RemoteJudgesThroughSshAndCleansUp) {
+  const std::string home =
+      ::testing::TempDir() + "/fp4arena-remote-home-" + std::to_string(getpid());
+  std::string err;
+  ASSERT_TRUE(make_dirs(home + "/fp4arena", &err)) << err;
+  ASSERT_EQ(
+      symlink((source_dir() + "/challenges").c_str(), (home + "/fp4arena/challenges").c_str()), 0);
+  setenv("FP4ARENA_SSH", (source_dir() + "/tests/tools/fake_ssh").c_str(), 1);
+  setenv("FAKE_SSH_HOME", home.c_str(), 1);
+  const std::vector<std::string> base = {"challenges/nvfp4_matmul",
+                                         "--solution",
+                                         source_dir() + "/solutions/nvfp4_matmul/naive.cu",
+                                         "--action",
+                                         "test",
+                                         "--case",
+                                         "example",
+                                         "--remote-judge",
+                                         testing_util::run_challenge_bin()};
+  std::vector<std::string> args = base;
+  args.insert(args.end(), {"--remote", "gpu-box"});
+  auto r = run_cli(args);
+  const int want = no_gpu_reason().empty() ? 0 : int(ExitCode::kNoGpu);
+  EXPECT_EQ(r.exit_code, want) << r.output;
+  EXPECT_NE(r.output.find("remote   gpu-box:fp4arena ("), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("compile  ok"), std::string::npos) << r.output;
+  DIR* d = opendir((home + "/fp4arena/.fp4arena-remote").c_str());
+  ASSERT_NE(d, nullptr);
+  int left = 0;
+  while (dirent* e = readdir(d)) left += e->d_name[0] != '.';
+  closedir(d);
+  EXPECT_EQ(left, 0) << "the files sent stay on the remote machine";
+
+  args = base;
+  args.insert(args.end(), {"--remote", "unreachable"});
+  r = run_cli(args);
+  EXPECT_EQ(r.exit_code, int(ExitCode::kInternal)) << r.output;
+  EXPECT_NE(r.output.find("could not send"), std::string::npos) << r.output;
+  args = base;
+  args.insert(args.end(), {"--remote", "box;reboot"});
+  r = run_cli(args);
+  EXPECT_EQ(r.exit_code, int(ExitCode::kUsage)) << r.output;
+  EXPECT_NE(r.output.find("--remote: 'box;reboot' cannot go into the remote command line"),
+            std::string::npos)
+      << r.output;
+  r = run_cli({"challenges/nvfp4_matmul", "--solution", kNaive, "--action", "check", "--remote",
+               "gpu-box"});
+  EXPECT_EQ(r.exit_code, int(ExitCode::kUsage)) << r.output;
+  unsetenv("FP4ARENA_SSH");
+  unsetenv("FAKE_SSH_HOME");
 }
 
 TEST(Cli, ABareChallengeNameResolvesUnderChallenges) {
