@@ -367,7 +367,7 @@ void html_head(std::ostringstream& h) {
 <style>
 body { margin: 0; background: #f6f7f9; color: #1d2330;
   font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
-main { max-width: 1100px; margin: 0 auto; padding: 24px 20px 48px; }
+main { max-width: 1360px; margin: 0 auto; padding: 24px 20px 48px; }
 h1 { font-size: 26px; margin: 0 0 4px; }
 .rules, .summary { color: #4a5366; margin: 4px 0; }
 section.group { background: #fff; border: 1px solid #dde1e8; border-radius: 8px;
@@ -382,11 +382,15 @@ svg.chart .label { font-size: 13px; fill: #1d2330; }
 svg.chart .value { font-size: 12px; fill: #4a5366; }
 svg.chart .bar { fill: #3d6fd6; }
 svg.chart .bar.first { fill: #1f4fb4; }
+svg.chart .limit { stroke: #c0262d; stroke-width: 2; stroke-dasharray: 6 4; }
+svg.chart .yardstick { stroke: #e08a1e; stroke-width: 2; }
+svg.chart text.limit-label { fill: #c0262d; font-size: 12px; }
+svg.chart text.yardstick-label { fill: #b06a10; font-size: 12px; }
 section.superseded svg.chart .bar { fill: #9aa3b5; }
 table { border-collapse: collapse; width: 100%; font-size: 14px; }
-th, td { padding: 6px 10px; border-bottom: 1px solid #eceff4; text-align: left;
+th, td { padding: 6px 8px; border-bottom: 1px solid #eceff4; text-align: left;
   white-space: nowrap; }
-th { background: #f1f3f7; font-weight: 600; }
+th { background: #f1f3f7; font-weight: 600; white-space: normal; vertical-align: bottom; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 tr.entry:first-child td { font-weight: 600; }
 code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 13px; }
@@ -401,21 +405,33 @@ ul.notes li { margin: 4px 0; }
 )";
 }
 
-// A group's bar chart: one bar per entry, scaled to the group's best score.
+// The geometric mean of the yardstick's values behind an entry's score (its score over its
+// ratio), or 0 where the entry has no ratio.
+double yardstick_value(const BoardEntry& e) {
+  return e.ratio_to_yardstick && *e.ratio_to_yardstick > 0 ? *e.record.score / *e.ratio_to_yardstick
+                                                           : 0;
+}
+
+// A group's bar chart: one bar per entry, the device's limit as a dashed line and the
+// yardstick (the best entry's) as a solid one, on one scale.
 void html_chart(std::ostringstream& h, const BoardGroup& g) {
   constexpr int kWidth = 760, kLabel = 200, kValue = 100, kRow = 28, kBar = 20, kPad = 8;
   const std::string unit = html_escape(g.unit);
-  double max_score = 0;
-  for (const BoardEntry& e : g.entries) max_score = std::max(max_score, *e.record.score);
-  const int height = kPad * 2 + kRow * static_cast<int>(g.entries.size());
+  const double limit = g.entries.empty() ? 0 : g.entries.front().record.limit_value;
+  const double yard = g.entries.empty() ? 0 : yardstick_value(g.entries.front());
+  double top = std::max(limit, yard);
+  for (const BoardEntry& e : g.entries) top = std::max(top, *e.record.score);
+  const int lines = (limit > 0) + (yard > 0);
+  const int height = kPad * 2 + kRow * static_cast<int>(g.entries.size()) + 16 * lines;
   const double span = kWidth - kLabel - kValue;
+  auto x_of = [&](double v) { return kLabel + (top > 0 ? span * v / top : 0); };
   h << "<svg class=\"chart\" width=\"" << kWidth << "\" height=\"" << height << "\" viewBox=\"0 0 "
     << kWidth << " " << height << "\" role=\"img\" aria-label=\"score " << unit
     << " per solution\">\n";
   for (const BoardEntry& e : g.entries) {
     const SubmitRecord& r = e.record;
     const int y = kPad + kRow * (e.rank - 1);
-    const double w = max_score > 0 ? std::max(2.0, span * *r.score / max_score) : 2.0;
+    const double w = std::max(2.0, x_of(*r.score) - kLabel);
     const std::string name = html_escape(shorten(r.solution_stem, 24));
     h << "<text class=\"label\" x=\"" << kLabel - 10 << "\" y=\"" << y + kBar / 2 + 5
       << "\" text-anchor=\"end\">" << e.rank << ". " << name << "</text>"
@@ -426,6 +442,20 @@ void html_chart(std::ostringstream& h, const BoardGroup& g) {
       << "</title></rect>"
       << "<text class=\"value\" x=\"" << fixed(kLabel + w + 6, 1) << "\" y=\"" << y + kBar / 2 + 4
       << "\">" << fixed(*r.score, 1) << " " << unit << "</text>\n";
+  }
+  const int bottom = kPad + kRow * static_cast<int>(g.entries.size());
+  int label_y = bottom + 12;
+  const std::pair<const char*, double> marks[] = {{"limit", limit}, {"yardstick", yard}};
+  for (const auto& [kind, v] : marks) {
+    if (!(v > 0)) continue;
+    const bool is_limit = std::string(kind) == "limit";
+    h << "<line class=\"" << kind << "\" data-value=\"" << fixed(v, 1) << "\" x1=\""
+      << fixed(x_of(v), 1) << "\" y1=\"" << kPad - 4 << "\" x2=\"" << fixed(x_of(v), 1)
+      << "\" y2=\"" << bottom << "\"/><text class=\"" << kind << "-label\" x=\""
+      << fixed(x_of(v), 1) << "\" y=\"" << label_y << "\" text-anchor=\"end\">"
+      << (is_limit ? html_escape(g.limit_name) + " limit " : std::string("yardstick "))
+      << fixed(v, 1) << " " << unit << "</text>\n";
+    label_y += 16;
   }
   h << "</svg>\n";
 }

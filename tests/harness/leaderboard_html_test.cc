@@ -169,6 +169,13 @@ TEST(HtmlBoardV2, EachGroupInItsOwnUnit) {
     EXPECT_NE(tflops.find(want), std::string::npos) << want;
   EXPECT_EQ(tflops.find("GB/s"), std::string::npos);
   EXPECT_EQ(html.find("cuBLAS</th>"), std::string::npos) << "no hard-coded yardstick column";
+  // Each chart carries the device's limit (dashed) and the best entry's yardstick, in its unit.
+  for (const std::string* s : {&gbps, &tflops}) {
+    EXPECT_NE(s->find("<line class=\"limit\" data-value=\""), std::string::npos) << *s;
+    EXPECT_NE(s->find("<line class=\"yardstick\" data-value=\""), std::string::npos) << *s;
+  }
+  EXPECT_NE(gbps.find("dram limit "), std::string::npos);
+  EXPECT_NE(tflops.find("fp16_dense limit "), std::string::npos);
 }
 
 }  // namespace
