@@ -758,6 +758,20 @@ TEST(ParseRecord, AnHonestFailureIsValid) {
             "accepted");
 }
 
+// Where a submit record is kept: the committed records' own names.
+TEST(RecordPath, NamesTheFileAsTheCommittedRecordsAre) {
+  EXPECT_EQ(record_path("results", "nvfp4_matmul", "NVIDIA H100 80GB HBM3",
+                        "solutions/nvfp4_matmul/wgmma_thin_tile.cu",
+                        "d1395247a2fc" + std::string(52, '0')),
+            "results/nvfp4_matmul/nvidia-h100-80gb-hbm3/wgmma_thin_tile-d1395247a2fc.json");
+  EXPECT_EQ(record_path("r", "c", "  ", "a.b.cu", std::string(64, 'f')),
+            "r/c/unknown/a.b-ffffffffffff.json");
+  EXPECT_TRUE(std::ifstream(std::string(FP4ARENA_SOURCE_DIR) + "/" +
+                            record_path("results", "nvfp4_matmul", "NVIDIA H100 80GB HBM3",
+                                        "wgmma_thin_tile.cu", "d1395247a2fc"))
+                  .good());
+}
+
 TEST(CheckAgainstSpec, TheMetricMustBeTheSpecs) {
   auto check = [](const std::function<void(json&)>& edit, const std::string& file = kW4a16) {
     json j = json::parse(slurp(kRecordsV2 + "/" + file));
