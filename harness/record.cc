@@ -573,6 +573,20 @@ void read_cases(FieldReader& f, const json& root, Parsed* p, TestReader read_tes
   p->first_failure = first_test_failure.empty() ? first_bench_failure : first_test_failure;
 }
 
+// The score (its geometric mean under `geomean_key`: v2 "geomean", v1 "tflops_geomean") and
+// `passed`.
+void read_score(FieldReader& f, const json& root, const char* geomean_key, SubmitRecord* r) {
+  const json& score = f.object(root, "", "score");
+  r->score = f.number_or_null(score, "score", geomean_key);
+  r->score_valid = f.boolean(score, "score", "valid");
+  r->score_reason = f.string(score, "score", "reason", kMaxRecordBytes);
+  if (f.ok() && r->score_valid && !r->score) {
+    f.fail(std::string("field score.") + geomean_key +
+           " must be a number when score.valid is true");
+  }
+  r->passed = f.boolean(root, "", "passed");
+}
+
 bool parse_v2(FieldReader& f, const json& root, Parsed* p) {
   SubmitRecord& r = p->r;
   r.schema = kSchemaV2;
@@ -583,13 +597,7 @@ bool parse_v2(FieldReader& f, const json& root, Parsed* p) {
   read_device_v2(f, root, p);
   read_cases(f, root, p, read_test_v2, read_benchmark_v2);
 
-  const json& score = f.object(root, "", "score");
-  r.score = f.number_or_null(score, "score", "geomean");
-  r.score_valid = f.boolean(score, "score", "valid");
-  r.score_reason = f.string(score, "score", "reason", kMaxRecordBytes);
-  if (f.ok() && r.score_valid && !r.score)
-    f.fail("field score.geomean must be a number when score.valid is true");
-  r.passed = f.boolean(root, "", "passed");
+  read_score(f, root, "geomean", &r);
   if (f.ok() && root.contains("only_cases")) r.partial = !f.array(root, "", "only_cases").empty();
   return f.ok();
 }
@@ -656,13 +664,7 @@ bool parse_v1(FieldReader& f, const json& root, Parsed* p) {
   p->declared_limit = f.number(device, "device", "peak_fp16_dense_tflops");
   read_cases(f, root, p, read_test_v1, read_benchmark_v1);
 
-  const json& score = f.object(root, "", "score");
-  r.score = f.number_or_null(score, "score", "tflops_geomean");
-  r.score_valid = f.boolean(score, "score", "valid");
-  r.score_reason = f.string(score, "score", "reason", kMaxRecordBytes);
-  if (f.ok() && r.score_valid && !r.score)
-    f.fail("field score.tflops_geomean must be a number when score.valid is true");
-  r.passed = f.boolean(root, "", "passed");
+  read_score(f, root, "tflops_geomean", &r);
   // Not in the documented v1 schema, but the judge wrote them: they tell a full submit apart.
   if (f.ok() && root.contains("action")) r.action = f.string(root, "", "action");
   if (f.ok() && root.contains("only_cases")) r.partial = !f.array(root, "", "only_cases").empty();
