@@ -162,20 +162,26 @@ ExitCode Session::fail_internal(const std::string& what) {
 
 // --action sweep: the shapes (--shapes, else the spec's sweep list, else its benchmarks),
 // and every --case among them.
-bool Session::choose_sweep_shapes() {
+// The cases of the --shapes file, each checked by the challenge.
+bool Session::load_shapes(std::vector<CaseSpec>* out) {
   std::string err;
-  if (!opts_.shapes_path.empty()) {
-    if (!load_shapes_file(opts_.shapes_path, spec_, &sweep_shapes_, &err)) {
-      log_ << "fp4arena: --shapes: " << err << "\n";
+  if (!load_shapes_file(opts_.shapes_path, spec_, out, &err)) {
+    log_ << "fp4arena: --shapes: " << err << "\n";
+    return false;
+  }
+  for (size_t i = 0; i < out->size(); ++i) {
+    if (!challenge_->check_case((*out)[i], &err)) {
+      log_ << "fp4arena: --shapes: " << opts_.shapes_path << ": field '[" << i << "]': " << err
+           << "\n";
       return false;
     }
-    for (size_t i = 0; i < sweep_shapes_.size(); ++i) {
-      if (!challenge_->check_case(sweep_shapes_[i], &err)) {
-        log_ << "fp4arena: --shapes: " << opts_.shapes_path << ": field '[" << i << "]': " << err
-             << "\n";
-        return false;
-      }
-    }
+  }
+  return true;
+}
+
+bool Session::choose_sweep_shapes() {
+  if (!opts_.shapes_path.empty()) {
+    if (!load_shapes(&sweep_shapes_)) return false;
     sweep_source_ = "--shapes " + opts_.shapes_path;
   } else if (!spec_.sweep.empty()) {
     sweep_shapes_ = spec_.sweep;
@@ -198,7 +204,12 @@ bool Session::choose_sweep_shapes() {
 // The random tests drawn or replayed, then every --case: a case of the spec (test-only
 // actions refuse a benchmark).
 bool Session::check_named_cases() {
-  if (!add_random_tests()) return false;
+  if (!opts_.shapes_path.empty()) {
+    // --action test --shapes FILE: the file's shapes are the tests (none drawn at random).
+    if (!load_shapes(&spec_.tests)) return false;
+  } else if (!add_random_tests()) {
+    return false;
+  }
   for (const std::string& name : opts_.cases) {
     if (!spec_.find_case(name)) {
       log_ << "fp4arena: --case: no case named '" << name << "' in " << spec_.path
@@ -253,8 +264,9 @@ bool Session::load_challenge(JudgeOutcome* outcome) {
       return false;
     }
   }
-  if (!opts_.shapes_path.empty() && opts_.action != Action::kSweep) {
-    log_ << "fp4arena: --shapes: only with --action sweep\n";
+  if (!opts_.shapes_path.empty() && opts_.action != Action::kSweep &&
+      opts_.action != Action::kTest) {
+    log_ << "fp4arena: --shapes: only with --action sweep or test\n";
     return false;
   }
   if (opts_.action == Action::kSweep ? !choose_sweep_shapes() : !check_named_cases()) {

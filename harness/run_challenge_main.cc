@@ -315,9 +315,9 @@ void add_output_options(CLI::App& app, CliOptions& o) {
                  "report: the sweep.json whose sweep.html and sweep.svg are rebuilt (beside it, "
                  "or into --out)");
   app.add_option("--shapes", o.shapes,
-                 "sweep: a JSON file holding an array of shapes, each like a spec's benchmark "
-                 "entry (name, generator, seed, every dim, optional params), instead of the "
-                 "spec's sweep list");
+                 "sweep, test: a JSON file holding an array of shapes, each like a spec's "
+                 "benchmark entry (name, generator, seed, every dim, optional params), instead "
+                 "of the spec's sweep list (sweep) or its tests (test)");
   app.add_option("--challenges", o.challenges_dir,
                  "leaderboard: the folder of challenges whose spec.json each record's metric must "
                  "match (an empty string: no check)")

@@ -190,6 +190,7 @@ class Session {
  private:
   // Steps of run(), in order; each returns false with outcome->code set when the run ends.
   bool load_challenge(JudgeOutcome* outcome);
+  bool load_shapes(std::vector<CaseSpec>* out);
   bool choose_sweep_shapes();
   bool check_named_cases();
   bool check_output_paths(JudgeOutcome* outcome);
@@ -330,8 +331,8 @@ class Session {
   // The options that replay a failed call of case `c` ("--case NAME --seed S").
   std::string replay_args(const CaseSpec& c, uint64_t seed) const {
     std::string a = "--case " + c.name + " --seed " + std::to_string(seed);
-    if (opts_.action != Action::kSweep) return a;
-    return "--action sweep " +
+    if (opts_.action != Action::kSweep && opts_.shapes_path.empty()) return a;
+    return std::string("--action ") + action_name(opts_.action) + " " +
            (opts_.shapes_path.empty() ? "" : "--shapes " + opts_.shapes_path + " ") + a;
   }
 

@@ -248,25 +248,19 @@ inline JudgeRun expect_passes_every_test(const std::string& challenge_dir,
 }
 
 /// A kernel's check on shapes the spec's tests do not give it: judges `solution` with
-/// `--action sweep --shapes shapes_file --no-yardstick` (every output of every call checked)
-/// into a fresh folder under the test temp dir named after `tag`, and expects exit code 0, a
-/// sweep.json with one entry per listed shape, and every shape passed.
+/// `--action test --shapes shapes_file` (every output of one call per shape checked, nothing
+/// timed) and expects exit code 0 and a record with every listed shape passed.
 inline void expect_passes_every_shape(const std::string& challenge_dir, const std::string& solution,
-                                      const std::string& shapes_file, const std::string& tag) {
-  const std::string parent = unique_temp_dir(tag);
-  ASSERT_FALSE(parent.empty()) << "mkdtemp failed";
-  const std::string out_dir = parent + "/sweep";
-  const JudgeRun r =
-      run_judge({challenge_dir, "--solution", solution, "--action", "sweep", "--shapes",
-                 shapes_file, "--no-yardstick", "--out", out_dir, "--samples", "2"});
+                                      const std::string& shapes_file) {
+  // --action test: every output of one call per shape checked, nothing timed.
+  const JudgeRun r = run_judge({challenge_dir, "--solution", solution, "--action", "test",
+                                "--shapes", shapes_file, "--json"});
   EXPECT_EQ(r.exit_code, static_cast<int>(ExitCode::kPassed)) << "stderr:\n" << r.err;
-  std::ifstream in(out_dir + "/sweep.json");
-  ASSERT_TRUE(in.good()) << "no sweep.json in " << out_dir << "; stderr:\n" << r.err;
-  const nlohmann::json sweep = nlohmann::json::parse(in);
+  ASSERT_TRUE(r.record.is_object()) << "no record; stderr:\n" << r.err;
   std::ifstream shapes_in(shapes_file);
   const nlohmann::json listed = nlohmann::json::parse(shapes_in);
-  ASSERT_EQ(sweep["shapes"].size(), listed.size());
-  for (const nlohmann::json& s : sweep["shapes"]) {
+  ASSERT_EQ(r.record["tests"].size(), listed.size()) << "stderr:\n" << r.err;
+  for (const nlohmann::json& s : r.record["tests"]) {
     EXPECT_EQ(s["verdict"], "passed") << s["name"] << ": " << s["reason"];
   }
 }

@@ -457,10 +457,14 @@ TEST_F(CliSweep, ABadShapesFileIsAUsageErrorNamingTheFileAndTheField) {
   EXPECT_EQ(r.exit_code, int(ExitCode::kUsage)) << r.output;
   EXPECT_NE(r.output.find(dir_ + "/missing.json: cannot open"), std::string::npos) << r.output;
 
-  // --shapes belongs to the sweep alone.
+  // --shapes belongs to the sweep and to test (its shapes then are the tests, checked alike).
   r = run_cli({challenge_dir(), "--solution", kNaive, "--action", "run", "--shapes", bad_k});
   EXPECT_EQ(r.exit_code, int(ExitCode::kUsage)) << r.output;
-  EXPECT_NE(r.output.find("--shapes: only with --action sweep"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("--shapes: only with --action sweep or test"), std::string::npos)
+      << r.output;
+  r = run_cli({challenge_dir(), "--solution", kNaive, "--action", "test", "--shapes", bad_k});
+  EXPECT_EQ(r.exit_code, int(ExitCode::kUsage)) << r.output;
+  EXPECT_NE(r.output.find("--shapes: " + bad_k + ": field '[1].K'"), std::string::npos) << r.output;
   // --case picks shapes of the sweep's list.
   r = sweep({"--case", "table5x"});
   EXPECT_EQ(r.exit_code, int(ExitCode::kUsage)) << r.output;

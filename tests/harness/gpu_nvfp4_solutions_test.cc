@@ -16,15 +16,15 @@
 // load/store unit elsewhere (tails_129x257x80, tails_383x511x528, all_scale_codes_a).
 //
 // No test case is large enough for wgmma_tile_fit.cu's 144- and 192-row tiles, so
-// GpuNvfp4TileShapes sweeps it over tests/data/nvfp4_tile_shapes.json (--action sweep checks
-// every output of every call): 1536^3 (144, one wave), 2048x2880x2880 (192, two waves, N and
-// K tails, TMA store), 2048x2300x2080 (192 with stream-K, N and K tails, the load/store-unit
+// GpuNvfp4TileShapes judges it on tests/data/nvfp4_tile_shapes.json (--action test --shapes
+// checks every output of a call on each): 1536^3 (144, one wave), 2048x2880x2880 (192, two waves, N
+// and K tails, TMA store), 2048x2300x2080 (192 with stream-K, N and K tails, the load/store-unit
 // epilogue), 2040x2304x2048 (192 with stream-K, an M tail, TMA store) and 2000x2300x2080 (144
 // with M, N and K tails, Gaussian data with outliers).
 //
 // wgmma_aligned_split.cu changes only the stream-K grid of one-wave shapes with few tiles, which
 // no test case but all_scale_codes_* reaches (2 tiles of 9 units: 6 CTAs of a third each), so
-// GpuNvfp4AlignedSplit sweeps it over tests/data/nvfp4_aligned_split_shapes.json: 1024x1024x4096
+// GpuNvfp4AlignedSplit judges it on tests/data/nvfp4_aligned_split_shapes.json: 1024x1024x4096
 // (64 narrow tiles in halves, TMA store), 100x4096x4096 (32 tiles in quarters, an M tail,
 // Gaussian data with outliers) and 1000x1004x3968 (64 tiles in halves, 15 chunks and a K tail
 // of 8 steps, M and N tails, the load/store-unit epilogue).
@@ -33,7 +33,7 @@
 // 64-row thin tile (tails_129x257x80, tails_383x511x528, all_zero_a, all_e2m1_codes,
 // near_fp16_limit, the alpha_* cases, gaussian_outliers; both epilogues among them), and
 // all_scale_codes_a (M = 40) onto it with stream-K (the load/store-unit epilogue), while
-// all_scale_codes_b keeps the narrow tile with stream-K. GpuNvfp4ThinTile sweeps it over
+// all_scale_codes_b keeps the narrow tile with stream-K. GpuNvfp4ThinTile judges it on
 // tests/data/nvfp4_thin_tile_shapes.json for the rest: 64x8192x4096 (64 thin tiles in aligned
 // halves, TMA store), 40x1003x2064 (stream-K over 8 tiles, M, N and K tails, the
 // load/store-unit epilogue, Gaussian data with outliers) and 1000x1024x1040 (128 thin tiles in
@@ -75,7 +75,7 @@ TEST(GpuNvfp4TileShapes, TileFitPassesEveryShape) {
   testing_util::expect_passes_every_shape(
       source_dir() + "/challenges/nvfp4_matmul",
       source_dir() + "/solutions/nvfp4_matmul/wgmma_tile_fit.cu",
-      source_dir() + "/tests/data/nvfp4_tile_shapes.json", "nvfp4-tile-shapes");
+      source_dir() + "/tests/data/nvfp4_tile_shapes.json");
 }
 
 TEST(GpuNvfp4AlignedSplit, AlignedSplitPassesEveryShape) {
@@ -83,7 +83,7 @@ TEST(GpuNvfp4AlignedSplit, AlignedSplitPassesEveryShape) {
   testing_util::expect_passes_every_shape(
       source_dir() + "/challenges/nvfp4_matmul",
       source_dir() + "/solutions/nvfp4_matmul/wgmma_aligned_split.cu",
-      source_dir() + "/tests/data/nvfp4_aligned_split_shapes.json", "nvfp4-aligned-split");
+      source_dir() + "/tests/data/nvfp4_aligned_split_shapes.json");
 }
 
 TEST(GpuNvfp4ThinTile, ThinTilePassesEveryShape) {
@@ -91,7 +91,7 @@ TEST(GpuNvfp4ThinTile, ThinTilePassesEveryShape) {
   testing_util::expect_passes_every_shape(
       source_dir() + "/challenges/nvfp4_matmul",
       source_dir() + "/solutions/nvfp4_matmul/wgmma_thin_tile.cu",
-      source_dir() + "/tests/data/nvfp4_thin_tile_shapes.json", "nvfp4-thin-tile");
+      source_dir() + "/tests/data/nvfp4_thin_tile_shapes.json");
 }
 
 }  // namespace

@@ -148,14 +148,14 @@ INSTANTIATE_TEST_SUITE_P(W4a16, GpuW4a16Solutions,
 // segments and its shared-memory slots are reused, K = 3200 and 6272 (batches of one segment),
 // N tails (200, 1000), N = 64 and N = 8 (most of a block's rows clamped), M = 1, 5, 9 and 16 (x
 // rows past M zero-filled). The shapes are in tests/data/w4a16_decode_shapes.json; --action
-// sweep checks every output of every call.
+// test checks every output of a call on each.
 class GpuW4a16DecodeShapes : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(GpuW4a16DecodeShapes, PassesEveryShape) {
   FP4ARENA_SKIP_WITHOUT_GPU();
-  testing_util::expect_passes_every_shape(
-      w4a16_dir(), source_dir() + "/solutions/w4a16_matmul/" + GetParam(),
-      source_dir() + "/tests/data/w4a16_decode_shapes.json", "w4a16-decode-" + GetParam());
+  testing_util::expect_passes_every_shape(w4a16_dir(),
+                                          source_dir() + "/solutions/w4a16_matmul/" + GetParam(),
+                                          source_dir() + "/tests/data/w4a16_decode_shapes.json");
 }
 
 INSTANTIATE_TEST_SUITE_P(W4a16, GpuW4a16DecodeShapes,

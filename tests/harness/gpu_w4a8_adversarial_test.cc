@@ -125,7 +125,7 @@ INSTANTIATE_TEST_SUITE_P(W4a8, GpuW4a8Solutions,
 // T = 1, one expert holding every row (8 token chunks: wgmma_fp8_decode.cu's 16-column items),
 // empty experts at both ends, N = 8, and more work items than resident blocks (each block
 // then takes several: wgmma_fp8_decode.cu claims them from a device counter). The shapes are
-// in tests/data/w4a8_decode_shapes.json; --action sweep checks every output of every call.
+// in tests/data/w4a8_decode_shapes.json; --action test checks every output of a call on each.
 class GpuW4a8DecodeShapes : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(GpuW4a8DecodeShapes, PassesEveryShape) {
@@ -133,7 +133,7 @@ TEST_P(GpuW4a8DecodeShapes, PassesEveryShape) {
   testing_util::expect_passes_every_shape(
       source_dir() + "/challenges/w4a8_grouped_gemm",
       source_dir() + "/solutions/w4a8_grouped_gemm/" + GetParam(),
-      source_dir() + "/tests/data/w4a8_decode_shapes.json", "w4a8-decode-" + GetParam());
+      source_dir() + "/tests/data/w4a8_decode_shapes.json");
 }
 
 INSTANTIATE_TEST_SUITE_P(W4a8, GpuW4a8DecodeShapes,
