@@ -208,10 +208,7 @@ namespace {
 nlohmann::json scalars_json(const Spec& spec, const ProblemData& in) {
   nlohmann::json out = nlohmann::json::object();
   for (const auto& [name, value] : in.scalars) {
-    const ParamSpec* p = nullptr;
-    for (const ParamSpec& q : spec.params) {
-      if (q.name == name) p = &q;
-    }
+    const ParamSpec* p = spec.find_param(name);
     if (p && p->scalar_type == "int") {
       out[name] = static_cast<int64_t>(value);
     } else {

@@ -1,5 +1,7 @@
 #include "harness/json_read.h"
 
+#include <sys/stat.h>
+
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -111,6 +113,39 @@ bool prescan_json(const std::string& text, int max_depth, const std::string& wha
       }
       i = end - 1;
     }
+  }
+  return true;
+}
+
+bool read_json_file(const std::string& path, std::size_t max_bytes, int max_depth,
+                    const std::string& what, const std::string& cannot_open, nlohmann::json* doc,
+                    std::string* err) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+    *err = path + ": cannot open" + cannot_open;
+    return false;
+  }
+  std::string text, why;
+  switch (read_bounded_file(path, max_bytes, &text, &why)) {
+    case ReadStatus::kOk:
+      break;
+    case ReadStatus::kTooLarge:
+      *err = path + ": larger than " + std::to_string(max_bytes >> 20) + " MiB, more than " + what +
+             " can be";
+      return false;
+    case ReadStatus::kCannotRead:
+      *err = path + ": cannot open" + cannot_open;
+      return false;
+  }
+  if (!prescan_json(text, max_depth, "JSON", &why)) {
+    *err = path + ": not " + what + ": " + why;
+    return false;
+  }
+  try {
+    *doc = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    *err = path + ": not valid JSON: " + e.what();
+    return false;
   }
   return true;
 }

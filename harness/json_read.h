@@ -6,6 +6,8 @@
 #include <cstddef>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 namespace fp4arena {
 
 enum class ReadStatus { kOk, kCannotRead, kTooLarge };
@@ -24,5 +26,13 @@ ReadStatus read_bounded_file(const std::string& path, std::size_t max_bytes, std
 /// only has to be safe on it. True when neither is found.
 bool prescan_json(const std::string& text, int max_depth, const std::string& what,
                   std::string* reason);
+
+/// Reads the JSON file at `path` (at most `max_bytes`, nesting at most `max_depth`, every
+/// number within a double's range: read_bounded_file and prescan_json) into *doc. `what` names
+/// what the file should be ("a spec"), and `cannot_open` is added to the message when it
+/// cannot be opened. False with *err, which starts with the path.
+bool read_json_file(const std::string& path, std::size_t max_bytes, int max_depth,
+                    const std::string& what, const std::string& cannot_open, nlohmann::json* doc,
+                    std::string* err);
 
 }  // namespace fp4arena

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -83,9 +84,12 @@ bool bundle(const std::string& solution, std::vector<std::string>* files, std::s
   closedir(d);
   size_t bytes = 0;
   for (const std::string& f : *files) {
-    std::string text;
-    if (!read_file(f, &text, err)) return false;
-    bytes += text.size();
+    struct stat st;
+    if (stat(f.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+      *err = f + ": cannot read it";
+      return false;
+    }
+    bytes += static_cast<size_t>(st.st_size);
   }
   if (files->size() > kMaxHeaderFiles + 1 || bytes > kMaxBundleBytes) {
     *err = "the solution and the headers beside it are " + std::to_string(files->size()) +

@@ -160,24 +160,14 @@ int report(const CliOptions& o) {
     std::cerr << "run_challenge: --action report: give the sweep's JSON with --sweep FILE\n";
     return code(ExitCode::kUsage);
   }
-  std::string text, err;
+  std::string err;
   nlohmann::json doc;
-  switch (fp4arena::read_bounded_file(o.sweep_file, 64u << 20, &text, &err)) {
-    case fp4arena::ReadStatus::kOk:
-      break;
-    case fp4arena::ReadStatus::kTooLarge:
-      err += " is larger than a sweep (64 MiB)";
-      [[fallthrough]];
-    case fp4arena::ReadStatus::kCannotRead:
-      std::cerr << "run_challenge: --sweep: " << o.sweep_file << ": " << err << "\n";
-      return code(ExitCode::kUsage);
+  if (!fp4arena::read_json_file(o.sweep_file, 64u << 20, 64, "a sweep", "", &doc, &err)) {
+    std::cerr << "run_challenge: --sweep: " << err << "\n";
+    return code(ExitCode::kUsage);
   }
   fp4arena::SweepReport rep;
-  if (fp4arena::prescan_json(text, 64, "JSON", &err)) {
-    doc = nlohmann::json::parse(text, nullptr, false);
-    if (doc.is_discarded()) err = "not valid JSON";
-  }
-  if (!err.empty() || doc.is_discarded() || !fp4arena::read_sweep_json(doc, &rep, &err)) {
+  if (!fp4arena::read_sweep_json(doc, &rep, &err)) {
     std::cerr << "run_challenge: --sweep: " << o.sweep_file << ": " << err << "\n";
     return code(ExitCode::kUsage);
   }

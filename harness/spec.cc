@@ -503,43 +503,6 @@ bool parse_cases(Reader& r, const nlohmann::json& list, const std::string& list_
   return true;
 }
 
-// Reads a JSON file of at most `max_bytes`, refusing nesting deeper than `max_depth` and
-// numbers beyond a double's range before the recursive parser sees it (harness/json_read.h).
-// `what` names what the file should be ("a spec"), and `cannot_open` is added to the message
-// when it cannot be opened.
-bool read_json_file(const std::string& path, off_t max_bytes, int max_depth,
-                    const std::string& what, const std::string& cannot_open, nlohmann::json* doc,
-                    std::string* err) {
-  struct stat st;
-  if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
-    *err = path + ": cannot open" + cannot_open;
-    return false;
-  }
-  std::string text, why;
-  switch (read_bounded_file(path, static_cast<size_t>(max_bytes), &text, &why)) {
-    case ReadStatus::kOk:
-      break;
-    case ReadStatus::kTooLarge:
-      *err = path + ": larger than " + std::to_string(max_bytes >> 20) + " MiB; " + what +
-             " is a few KiB";
-      return false;
-    case ReadStatus::kCannotRead:
-      *err = path + ": cannot open" + cannot_open;
-      return false;
-  }
-  if (!prescan_json(text, max_depth, "JSON", &why)) {
-    *err = path + ": not " + what + ": " + why;
-    return false;
-  }
-  try {
-    *doc = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    *err = path + ": not valid JSON: " + e.what();
-    return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 const char* dtype_name(DType t) {
