@@ -86,6 +86,12 @@ class Challenge {
     return true;
   }
 
+  /// For a spec with "bytes_from_inputs": the fewest bytes this call must move, counted from
+  /// its inputs (never more than the spec's "bytes"); -1 where it cannot say. Default: -1.
+  virtual double min_bytes(const ProblemData& in) const {
+    (void)in;
+    return -1;
+  }
   /// The yardstick's name as reports show it ("cuBLAS FP16 GEMM on pre-dequantized
   /// operands"); empty where the challenge has none.
   virtual std::string yardstick_name() const { return ""; }

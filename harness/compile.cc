@@ -1,4 +1,5 @@
 #include "harness/compile.h"
+#include "harness/text.h"
 
 #include <cxxabi.h>
 #include <dirent.h>
@@ -48,10 +49,6 @@ std::string dir_of(const std::string& path) {
   return slash == std::string::npos ? "." : path.substr(0, slash);
 }
 
-bool starts_with(const std::string& s, const std::string& prefix) {
-  return s.compare(0, prefix.size(), prefix) == 0;
-}
-
 bool is_digit(char c) {
   return c >= '0' && c <= '9';
 }
@@ -63,19 +60,6 @@ bool is_ident_char(char c) {
 }
 bool is_blank(char c) {
   return c == ' ' || c == '\t';
-}
-
-// Splits into lines without their '\n'; a final line without '\n' is kept.
-std::vector<std::string> split_lines(const std::string& text) {
-  std::vector<std::string> lines;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t nl = text.find('\n', start);
-    if (nl == std::string::npos) nl = text.size();
-    lines.push_back(text.substr(start, nl - start));
-    start = nl + 1;
-  }
-  return lines;
 }
 
 std::string realpath_of(const std::string& path) {
@@ -593,8 +577,12 @@ std::vector<std::string> parameters_of(const std::string& decl) {
 }  // namespace
 
 std::string signature_differences(const std::string& expected, const std::string& yours) {
-  const std::vector<std::string> want = parameters_of(expected), got = parameters_of(yours);
   if (yours.find('(') == std::string::npos || yours[0] == '(') return "";  // no declaration found
+  return parameter_differences(parameters_of(expected), parameters_of(yours));
+}
+
+std::string parameter_differences(const std::vector<std::string>& want,
+                                  const std::vector<std::string>& got) {
   std::string out;
   if (want.size() != got.size()) {
     out += "  expected " + std::to_string(want.size()) + " parameters, yours has " +

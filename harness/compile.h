@@ -142,6 +142,9 @@ std::string prototype_header(const Spec& spec);
 /// counts differ; empty when every parameter matches (blanks and their place around '*' and
 /// '&' aside).
 std::string signature_differences(const std::string& expected, const std::string& yours);
+/// The same for two parameter lists (C declarations or Python names), one line each.
+std::string parameter_differences(const std::vector<std::string>& want,
+                                  const std::vector<std::string>& got);
 
 /// The call shim compiled next to the solution: `fp4arena_call(void* const* args)` unpacks
 /// one pointer per parameter (to a device pointer or a scalar) and calls solve().

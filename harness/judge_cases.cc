@@ -260,14 +260,14 @@ nlohmann::json Session::run_benchmark(const CaseSpec& c) {
                            : (last.decision.verdict == Verdict::kPassed ? Verdict::kNotRun
                                                                         : last.decision.verdict);
   fill_benchmark_json(run, w, last, passed, v, workload, &j);
-  report_benchmark(c, timing, run, w, last, passed, v, failed_seed);
-  if (passed && (opts_.action == Action::kSubmit || opts_.action == Action::kSweep) &&
-      opts_.yardstick) {
+  const SpeedOfLight sol = case_speed_of_light(c, ins);
+  add_speed_of_light(sol, passed ? run.stats.median_ms : 0, &j);
+  report_benchmark(c, timing, run, sol, w, last, passed, v, failed_seed);
+  // A submit times the yardstick where the case passed; a sweep on every shape it can, the
+  // solution's failures too (time_yardstick does nothing without inputs).
+  const bool sweep = opts_.action == Action::kSweep;
+  if (opts_.yardstick && (sweep || (passed && opts_.action == Action::kSubmit)))
     time_yardstick(ins, timing, workload, &j);
-  } else if (!passed && opts_.action == Action::kSweep && opts_.yardstick && !ins.empty()) {
-    // A sweep shows the yardstick on every shape it can, the solution's failures too.
-    time_yardstick(ins, timing, workload, &j);
-  }
   j["wall_ms"] = seconds_since(t0) * 1000.0;
   return j;
 }
@@ -309,9 +309,32 @@ void Session::fill_benchmark_json(const SampleRun& run, const WindowSamples& w,
   }
 }
 
+SpeedOfLight Session::case_speed_of_light(const CaseSpec& c,
+                                          const std::vector<ProblemData>& ins) const {
+  if (!spec_.metric.bytes_from_inputs) return speed_of_light(spec_, c.dims, device_.shape());
+  double sum = 0;
+  for (const ProblemData& in : ins) {
+    const double b = challenge_->min_bytes(in);
+    if (b < 0) return SpeedOfLight{};  // the challenge cannot count them: no figure
+    sum += b;
+  }
+  return ins.empty() ? SpeedOfLight{}
+                     : speed_of_light(spec_, c.dims, device_.shape(), sum / ins.size());
+}
+
+void Session::add_speed_of_light(const SpeedOfLight& sol, double median_ms, nlohmann::json* j) {
+  const bool known = sol.ms > 0;
+  (*j)["speed_of_light_ms"] = known ? nlohmann::json(sol.ms) : nlohmann::json(nullptr);
+  (*j)["bound_by"] =
+      known ? nlohmann::json(sol.memory_bound() ? "memory" : "compute") : nlohmann::json(nullptr);
+  (*j)["pct_of_speed_of_light"] =
+      known && median_ms > 0 ? nlohmann::json(100 * sol.ms / median_ms) : nlohmann::json(nullptr);
+}
+
 void Session::report_benchmark(const CaseSpec& c, const TimingSpec& timing, const SampleRun& run,
-                               const WindowSamples& w, const WindowResult& last, bool passed,
-                               Verdict v, uint64_t failed_seed) {
+                               const SpeedOfLight& sol, const WindowSamples& w,
+                               const WindowResult& last, bool passed, Verdict v,
+                               uint64_t failed_seed) {
   const TimingStats& s = run.stats;
   log_ << "  " << (passed ? "PASS" : "FAIL") << "  " << std::left << std::setw(10) << c.name
        << std::setw(18) << shape_text(spec_, c.dims) << std::right;
@@ -326,8 +349,9 @@ void Session::report_benchmark(const CaseSpec& c, const TimingSpec& timing, cons
   const double value = spec_.metric.value(case_workload(spec_, c.dims), s.median_ms);
   log_ << "median " << fmt(s.median_ms, 4) << " ms  " << fmt(value, 1) << " "
        << spec_.metric.unit();
-  if (limit() > 0) {
-    log_ << "  (" << fmt(100 * value / limit(), 1) << "% of " << limit_name(spec_.limit) << ")";
+  if (sol.ms > 0) {
+    log_ << "  " << fmt(100 * sol.ms / s.median_ms, 1) << "% of speed of light ("
+         << (sol.memory_bound() ? "memory" : "compute") << ")";
   }
   log_ << "  n=" << s.samples << "x" << w.calls_per_window << " rse " << fmt(100 * s.rse, 2)
        << "%\n";

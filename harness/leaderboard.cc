@@ -71,20 +71,39 @@ const RecordCase* find_case(const SubmitRecord& r, const std::string& name) {
   return nullptr;
 }
 
-std::string case_cell(const SubmitRecord& r, const std::string& name) {
+// A case's value, then its yardstick ratio and share of its speed of light where known
+// ("811.7 (1.01×, 75.8% SoL)"); `open` and `close` set the second part apart.
+std::string case_cell(const SubmitRecord& r, const std::string& name, const std::string& open,
+                      const std::string& close) {
   const RecordCase* c = find_case(r, name);
   if (!c || !c->value) return "—";
-  std::string s = fixed(*c->value, 1);
-  if (c->yardstick) s += " (" + fixed(c->yardstick->ratio, 2) + "×)";
-  return s;
+  std::string more;
+  if (c->yardstick) more = fixed(c->yardstick->ratio, 2) + "×";
+  if (c->pct_of_speed_of_light)
+    more += (more.empty() ? "" : ", ") + fixed(*c->pct_of_speed_of_light, 1) + "% SoL";
+  return fixed(*c->value, 1) + (more.empty() ? "" : open + "(" + more + ")" + close);
+}
+
+// True when some entry of `g` has a note: the HTML column is shown only then.
+bool has_notes(const BoardGroup& g) {
+  for (const BoardEntry& e : g.entries)
+    if (!e.notes.empty()) return true;
+  return false;
+}
+
+// True when some entry of `g` names its author: the column is shown only then.
+bool has_authors(const BoardGroup& g) {
+  for (const BoardEntry& e : g.entries)
+    if (!e.record.author.empty()) return true;
+  return false;
 }
 
 std::string ratio_cell(const BoardEntry& e) {
   return e.ratio_to_yardstick ? fixed(*e.ratio_to_yardstick, 2) + "×" : "—";
 }
 
-std::string pct_cell(const BoardEntry& e) {
-  return e.pct_of_limit ? fixed(*e.pct_of_limit, 1) + "%" : "—";
+std::string sol_cell(const BoardEntry& e) {
+  return e.pct_of_speed_of_light ? fixed(*e.pct_of_speed_of_light, 1) + "%" : "—";
 }
 
 std::string notes_cell(const BoardEntry& e) {
@@ -103,8 +122,12 @@ std::string group_footnote(const BoardGroup& g) {
       s += (i ? (i + 1 == g.yardsticks.size() ? " or " : ", ") : "") + g.yardsticks[i];
     s += ", timed in the same run (per case in parentheses)";
   }
-  return s + ". % of " + g.limit_name + ": the score over the device's " + g.limit_name +
-         " limit, recomputed from the judge's table.";
+  return s +
+         ". % of speed of light (SoL): the geometric mean of the cases' roofline times over "
+         "their medians; a case's roofline time is the larger of its FLOPs at the device's " +
+         (g.metric == "tflops" ? g.limit_name + " rate" : std::string("(no compute term)")) +
+         " and its bytes at the DRAM rate, recomputed from the challenge's spec and the judge's "
+         "table.";
 }
 
 std::string date_of(const std::string& created_utc) {
@@ -115,7 +138,10 @@ constexpr const char* kRules =
     "Only records with passed and score.valid, timed by the judge's own clock "
     "(timing_method judge-window-v1), are ranked, one entry per solution source "
     "(sha256, its best record), by the geometric mean of the benchmark cases' metric (TF/s or "
-    "GB/s, as the challenge declares). Each challenge spec version, judge series (major.minor), "
+    "GB/s, as the challenge declares); on one device this orders exactly as the geometric mean "
+    "of % of speed of light does (each case's roofline time is a constant of the device), and "
+    "unlike the ratio to a yardstick it rests on no second measurement. Each challenge spec "
+    "version, judge series (major.minor), "
     "device kind and metric is ranked apart. Every figure is recomputed from the record's "
     "timings, and limits from the judge's own table.";
 
@@ -172,6 +198,13 @@ BoardEntry make_entry(SubmitRecord&& r, BoardGroup* g) {
   }
   if (all_ratios) e.ratio_to_yardstick = std::exp(log_ratio / r.benchmarks.size());
   if (r.limit_value > 0) e.pct_of_limit = *r.score / r.limit_value * 100;
+  double log_sol = 0;
+  bool all_sol = !r.benchmarks.empty();
+  for (const RecordCase& c : r.benchmarks) {
+    all_sol = all_sol && c.pct_of_speed_of_light && *c.pct_of_speed_of_light > 0;
+    if (all_sol) log_sol += std::log(*c.pct_of_speed_of_light);
+  }
+  if (all_sol) e.pct_of_speed_of_light = std::exp(log_sol / r.benchmarks.size());
   if (r.limit_name != g->limit_name) e.notes.push_back("limit " + r.limit_name);
   if (r.migrated_from_v1) e.notes.push_back("v1 record");
   e.record = std::move(r);
@@ -286,6 +319,7 @@ std::string render_json(const Board& board) {
       je["author"] = r.author;
       je["score"] = *r.score;
       je["pct_of_limit"] = opt(e.pct_of_limit);
+      je["pct_of_speed_of_light"] = opt(e.pct_of_speed_of_light);
       je["ratio_to_yardstick"] = opt(e.ratio_to_yardstick);
       je["cases"] = ordered_json::array();
       for (const RecordCase& c : r.benchmarks) {
@@ -293,6 +327,8 @@ std::string render_json(const Board& board) {
         jc["name"] = c.name;
         jc["value"] = opt(c.value);
         jc["ratio_to_yardstick"] = c.yardstick ? ordered_json(c.yardstick->ratio) : ordered_json();
+        jc["speed_of_light_ms"] = opt(c.speed_of_light_ms);
+        jc["pct_of_speed_of_light"] = opt(c.pct_of_speed_of_light);
         je["cases"].push_back(std::move(jc));
       }
       je["created_utc"] = r.created_utc;
@@ -326,18 +362,19 @@ std::string render_markdown(const Board& board) {
     const std::string unit = md_escape(g.unit);
     md << "\n## " << md_escape(group_title(g)) << "\n\n";
     if (!g.note.empty()) md << "> " << md_escape(g.note) << "\n\n";
-    md << "| rank | solution | author | score " << unit << " |";
+    const bool authors = has_authors(g);
+    md << "| rank | solution |" << (authors ? " author |" : "") << " score " << unit << " |";
     for (const std::string& c : g.cases) md << " " << md_escape(c) << " " << unit << " |";
-    md << " % of " << md_escape(g.limit_name) << " | vs yardstick | date | sha256 | notes |\n"
-       << "|---:|---|---|---:|";
+    md << " % of SoL | vs yardstick | date | sha256 | notes |\n"
+       << "|---:|---|" << (authors ? "---|" : "") << "---:|";
     for (size_t i = 0; i < g.cases.size(); ++i) md << "---:|";
     md << "---:|---:|---|---|---|\n";
     for (const BoardEntry& e : g.entries) {
       const SubmitRecord& r = e.record;
-      md << "| " << e.rank << " | " << md_escape(r.solution_stem) << " | " << md_escape(r.author)
-         << " | " << fixed(*r.score, 1) << " |";
-      for (const std::string& c : g.cases) md << " " << case_cell(r, c) << " |";
-      md << " " << pct_cell(e) << " | " << ratio_cell(e) << " | "
+      md << "| " << e.rank << " | " << md_escape(r.solution_stem) << " | "
+         << (authors ? md_escape(r.author) + " | " : "") << fixed(*r.score, 1) << " |";
+      for (const std::string& c : g.cases) md << " " << case_cell(r, c, " ", "") << " |";
+      md << " " << sol_cell(e) << " | " << ratio_cell(e) << " | "
          << md_escape(date_of(r.created_utc)) << " | `" << r.sha256.substr(0, 12) << "` | "
          << md_escape(notes_cell(e)) << " |\n";
     }
@@ -392,6 +429,7 @@ th, td { padding: 6px 8px; border-bottom: 1px solid #eceff4; text-align: left;
   white-space: nowrap; }
 th { background: #f1f3f7; font-weight: 600; white-space: normal; vertical-align: bottom; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+td .sub { color: #4a5366; font-size: 12px; }
 tr.entry:first-child td { font-weight: 600; }
 code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 13px; }
 .scroll { overflow-x: auto; }
@@ -412,10 +450,20 @@ double yardstick_value(const BoardEntry& e) {
                                                            : 0;
 }
 
+// The words after an entry's bar: its score, its share of the speed of light, and how far it
+// is behind the first (so that close bars still read apart).
+std::string bar_text(const BoardGroup& g, const BoardEntry& e) {
+  const double score = *e.record.score, first = *g.entries.front().record.score;
+  std::string s = fixed(score, 1) + " " + html_escape(g.unit);
+  if (e.pct_of_speed_of_light) s += " · " + fixed(*e.pct_of_speed_of_light, 1) + "% SoL";
+  if (e.rank > 1 && first > 0) s += " · −" + fixed(100 * (1 - score / first), 1) + "%";
+  return s;
+}
+
 // A group's bar chart: one bar per entry, the device's limit as a dashed line and the
 // yardstick (the best entry's) as a solid one, on one scale.
 void html_chart(std::ostringstream& h, const BoardGroup& g) {
-  constexpr int kWidth = 760, kLabel = 200, kValue = 100, kRow = 28, kBar = 20, kPad = 8;
+  constexpr int kWidth = 900, kLabel = 200, kValue = 250, kRow = 28, kBar = 20, kPad = 8;
   const std::string unit = html_escape(g.unit);
   const double limit = g.entries.empty() ? 0 : g.entries.front().record.limit_value;
   const double yard = g.entries.empty() ? 0 : yardstick_value(g.entries.front());
@@ -440,8 +488,8 @@ void html_chart(std::ostringstream& h, const BoardGroup& g) {
       << fixed(w, 1) << "\" height=\"" << kBar << "\" rx=\"3\"><title>"
       << html_escape(r.solution_stem) << ": " << fixed(*r.score, 1) << " " << unit
       << "</title></rect>"
-      << "<text class=\"value\" x=\"" << fixed(kLabel + w + 6, 1) << "\" y=\"" << y + kBar / 2 + 4
-      << "\">" << fixed(*r.score, 1) << " " << unit << "</text>\n";
+      << "<text class=\"value\" x=\"" << fixed(kLabel + span + 12, 1) << "\" y=\""
+      << y + kBar / 2 + 4 << "\">" << bar_text(g, e) << "</text>\n";
   }
   const int bottom = kPad + kRow * static_cast<int>(g.entries.size());
   int label_y = bottom + 12;
@@ -460,28 +508,40 @@ void html_chart(std::ostringstream& h, const BoardGroup& g) {
   h << "</svg>\n";
 }
 
+// A case name that may wrap after each '_' (long names would widen the table past the page).
+std::string breakable(const std::string& name) {
+  std::string out;
+  for (char ch : html_escape(name)) out += ch == '_' ? std::string("_<wbr>") : std::string(1, ch);
+  return out;
+}
+
 // A group's table: one row per entry, a column per benchmark case.
 void html_table(std::ostringstream& h, const BoardGroup& g) {
   const std::string unit = html_escape(g.unit);
+  const bool authors = has_authors(g), notes = has_notes(g);
   h << "<div class=\"scroll\"><table>\n<thead><tr><th class=\"num\">rank</th>"
-    << "<th>solution</th><th>author</th><th class=\"num\">score " << unit << "</th>";
+    << "<th>solution</th>" << (authors ? "<th>author</th>" : "") << "<th class=\"num\">score "
+    << unit << "</th>";
   for (const std::string& c : g.cases)
-    h << "<th class=\"num\">" << html_escape(c) << " " << unit << "</th>";
-  h << "<th class=\"num\">% of " << html_escape(g.limit_name) << "</th><th class=\"num\" title=\""
-    << html_escape(group_footnote(g))
-    << "\">vs yardstick</th><th>date</th><th>sha256</th><th>notes</th></tr></thead>\n<tbody>\n";
+    h << "<th class=\"num\">" << breakable(c) << " " << unit << "</th>";
+  h << "<th class=\"num\">% of SoL</th><th class=\"num\" title=\"" << html_escape(group_footnote(g))
+    << "\">vs yardstick</th><th>date</th><th>sha256</th>" << (notes ? "<th>notes</th>" : "")
+    << "</tr></thead>\n<tbody>\n";
   for (const BoardEntry& e : g.entries) {
     const SubmitRecord& r = e.record;
     h << "<tr class=\"entry\" data-rank=\"" << e.rank << "\" data-solution=\""
       << html_escape(r.solution_stem) << "\"><td class=\"num\">" << e.rank << "</td><td>"
-      << html_escape(r.solution_stem) << "</td><td>" << html_escape(r.author)
-      << "</td><td class=\"num\">" << fixed(*r.score, 1) << "</td>";
-    for (const std::string& c : g.cases) h << "<td class=\"num\">" << case_cell(r, c) << "</td>";
-    h << "<td class=\"num\">" << pct_cell(e) << "</td><td class=\"num\">" << ratio_cell(e)
+      << html_escape(r.solution_stem) << "</td>"
+      << (authors ? "<td>" + html_escape(r.author) + "</td>" : "") << "<td class=\"num\">"
+      << fixed(*r.score, 1) << "</td>";
+    for (const std::string& c : g.cases)
+      h << "<td class=\"num\">" << case_cell(r, c, "<br><span class=\"sub\">", "</span>")
+        << "</td>";
+    h << "<td class=\"num\">" << sol_cell(e) << "</td><td class=\"num\">" << ratio_cell(e)
       << "</td><td title=\"" << html_escape(r.created_utc) << "\">"
       << html_escape(date_of(r.created_utc)) << "</td><td><code title=\"" << r.sha256 << "\">"
-      << r.sha256.substr(0, 12) << "</code></td><td>" << html_escape(notes_cell(e))
-      << "</td></tr>\n";
+      << r.sha256.substr(0, 12) << "</code></td>"
+      << (notes ? "<td>" + html_escape(notes_cell(e)) + "</td>" : "") << "</tr>\n";
   }
   h << "</tbody>\n</table></div>\n";
 }
@@ -567,7 +627,7 @@ void read_records(const fs::path& results, const std::vector<fs::path>& files,
     // file (or an allocation it asks for) can never take the whole board down.
     try {
       ok = load_record((results / rel).string(), &r, &reason);
-      ok = ok && check_record_against_spec(r, challenges_dir, &reason);
+      ok = ok && check_record_against_spec(&r, challenges_dir, &reason);
     } catch (const std::exception& e) {
       ok = false;
       reason = "cannot read the record: " + shorten(valid_utf8(e.what()), 200);

@@ -20,6 +20,9 @@ struct BoardEntry {
   std::optional<double> ratio_to_yardstick;
   /// The score as a percentage of the recomputed limit; null where the table has no limit.
   std::optional<double> pct_of_limit;
+  /// Geometric mean of the cases' shares of their speed of light (recomputed from the spec on
+  /// the record's device); null unless every case has one.
+  std::optional<double> pct_of_speed_of_light;
   std::vector<std::string> notes;  ///< e.g. "v1 record" for a migrated record
 };
 

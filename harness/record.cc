@@ -520,6 +520,8 @@ RecordCase read_benchmark_v2(FieldReader& f, const json& b, const std::string& p
   f.number_or_null(b, path, "rse");
   c.value = f.number_or_null(b, path, "value");
   c.pct_of_limit = f.number_or_null(b, path, "pct_of_limit");
+  c.speed_of_light_ms = f.number_or_null(b, path, "speed_of_light_ms", true);
+  c.pct_of_speed_of_light = f.number_or_null(b, path, "pct_of_speed_of_light", true);
   if (const json* y = f.object_or_null(b, path, "yardstick")) {
     const std::string ypath = path + ".yardstick";
     YardstickFigure ys;
@@ -835,6 +837,22 @@ bool check_rate(const std::string& where, const std::string& value_name, double 
   return false;
 }
 
+// A case's share of its speed of light follows from its median: stated only with both.
+bool check_speed_of_light(const RecordCase& c, const std::string& where, std::string* reason) {
+  if (!c.pct_of_speed_of_light) return true;
+  if (!c.speed_of_light_ms || !(*c.speed_of_light_ms > 0)) {
+    *reason = where + ": pct_of_speed_of_light is given without a positive speed_of_light_ms";
+    return false;
+  }
+  const double pct = *c.speed_of_light_ms / *c.median_ms * 100;
+  if (!close_to(*c.pct_of_speed_of_light, pct)) {
+    *reason = where + ": pct_of_speed_of_light " + fixed(*c.pct_of_speed_of_light, 1) +
+              " != speed_of_light_ms/median_ms*100 = " + fixed(pct, 1) + " (beyond 1%)";
+    return false;
+  }
+  return true;
+}
+
 // A case's times are ordered, its value follows from its workload and median, and its share
 // of the limit from its value and the record's own limit.
 bool check_value(const Parsed& p, const RecordCase& c, const std::string& where,
@@ -855,6 +873,7 @@ bool check_value(const Parsed& p, const RecordCase& c, const std::string& where,
                   factor, reason)) {
     return false;
   }
+  if (!check_speed_of_light(c, where, reason)) return false;
   if (!c.pct_of_limit) return true;
   if (!(p.declared_limit && *p.declared_limit > 0)) {
     *reason = where + ": " + n.pct + " is given but the record has no limit";
@@ -942,6 +961,51 @@ bool check_against(const SubmitRecord& r, const Spec& spec, std::string* reason)
               " \"" + shorten(r.metric.expression, 60) + "\", spec: " + name + " \"" +
               shorten(expression, 60) + "\")";
     return false;
+  }
+  return true;
+}
+
+// Why a case's stated speed of light is not the one the spec allows on the record's device
+// ("" when it is): the spec's own figure (within 1%) or, where the challenge counts its bytes
+// from the inputs, a figure between the compute-only one and the spec's upper bound.
+std::string speed_of_light_mismatch(const RecordCase& c, const Spec& spec,
+                                    const DeviceShape& device) {
+  const double stated = *c.speed_of_light_ms;
+  const double sol = speed_of_light(spec, c.dims, device).ms;
+  if (!spec.metric.bytes_from_inputs) {
+    if (sol > 0 && close_to(stated, sol)) return "";
+    return " != the spec's on this device, " + fixed(sol, 4) + " (beyond 1%)";
+  }
+  const double floor = speed_of_light(spec, c.dims, device, 0).ms;
+  if (sol > 0 && stated <= sol * 1.01 && stated >= floor * 0.99) return "";
+  return " is outside [" + fixed(floor, 4) + ", " + fixed(sol, 4) +
+         "], the spec's compute-only and all-bytes figures on this device";
+}
+
+// Each case's speed of light from the spec on the record's device (where the challenge counts
+// its bytes from the inputs, the record's own figure within the spec's bounds, else none); a
+// stated one the spec does not allow refuses the record.
+bool set_speed_of_light(SubmitRecord* r, const Spec& spec, std::string* reason) {
+  for (size_t i = 0; i < r->benchmarks.size(); ++i) {
+    RecordCase& c = r->benchmarks[i];
+    double sol = 0;
+    if (c.speed_of_light_ms) {
+      const std::string why = speed_of_light_mismatch(c, spec, r->device);
+      if (!why.empty()) {
+        *reason = "inconsistent: benchmarks[" + std::to_string(i) + "] '" + c.name +
+                  "': speed_of_light_ms " + fixed(*c.speed_of_light_ms, 4) + why;
+        return false;
+      }
+      sol = *c.speed_of_light_ms;
+    } else if (!spec.metric.bytes_from_inputs) {
+      sol = speed_of_light(spec, c.dims, r->device).ms;
+    }
+    c.speed_of_light_ms.reset();
+    c.pct_of_speed_of_light.reset();
+    if (!(sol > 0)) continue;
+    c.speed_of_light_ms = sol;
+    if (c.median_ms && *c.median_ms > 0 && c.value)
+      c.pct_of_speed_of_light = 100 * sol / *c.median_ms;
   }
   return true;
 }
@@ -1053,12 +1117,20 @@ bool load_record(const std::string& path, SubmitRecord* out, std::string* reason
   return true;
 }
 
-bool check_record_against_spec(const SubmitRecord& record, const std::string& challenges_dir,
+bool check_record_against_spec(SubmitRecord* record, const std::string& challenges_dir,
                                std::string* reason) {
-  if (challenges_dir.empty() || !is_plain_name(record.challenge)) return true;
-  const std::string dir = challenges_dir + "/" + record.challenge;
+  // Only a figure the spec gives is shown: without the spec, the record's own goes.
+  auto unchecked = [record] {
+    for (RecordCase& c : record->benchmarks) {
+      c.speed_of_light_ms.reset();
+      c.pct_of_speed_of_light.reset();
+    }
+    return true;
+  };
+  if (challenges_dir.empty() || !is_plain_name(record->challenge)) return unchecked();
+  const std::string dir = challenges_dir + "/" + record->challenge;
   std::error_code ec;
-  if (!fs::is_regular_file(dir + "/spec.json", ec)) return true;
+  if (!fs::is_regular_file(dir + "/spec.json", ec)) return unchecked();
   // The judge's own reader: a spec the judge would refuse checks no record.
   Spec spec;
   std::string err;
@@ -1066,7 +1138,9 @@ bool check_record_against_spec(const SubmitRecord& record, const std::string& ch
     *reason = "cannot check the metric against the challenge's spec: " + shorten(err, 300);
     return false;
   }
-  return check_against(record, spec, reason);
+  if (!check_against(*record, spec, reason)) return false;
+  if (record->spec_version != spec.spec_version) return unchecked();
+  return set_speed_of_light(record, spec, reason);
 }
 
 }  // namespace fp4arena

@@ -47,6 +47,11 @@ struct RecordCase {
   std::optional<double> value;         ///< the metric's value; null where the case did not run
   std::optional<double> pct_of_limit;  ///< as the record states it (v1: pct_of_peak)
   std::optional<YardstickFigure> yardstick;  ///< present only where the judge timed one
+  /// The case's roofline time on the record's device (spec.h, speed_of_light): as the record
+  /// states it, replaced by check_record_against_spec() with the figure recomputed from the
+  /// challenge's spec. Null where neither gives one (records older than the field).
+  std::optional<double> speed_of_light_ms;
+  std::optional<double> pct_of_speed_of_light;  ///< 100 * speed_of_light_ms / median_ms
 };
 
 /// The fields of one submit record that the board uses, whichever schema it was written in.
@@ -126,9 +131,11 @@ bool load_record(const std::string& path, SubmitRecord* out, std::string* reason
 /// Checks a parsed record against `<challenges_dir>/<record.challenge>/spec.json` where that
 /// file exists (true where it does not), read by the judge's own load_spec(): a spec the judge
 /// refuses is a refusal that names it. A record whose challenge.spec_version is the spec's
-/// must state the spec's metric name and workload expression (whitespace aside). A record of a
-/// newer spec version than the file's is refused; one of an older version is not compared.
-bool check_record_against_spec(const SubmitRecord& record, const std::string& challenges_dir,
+/// must state the spec's metric name and workload expression (whitespace aside) and, where it
+/// states a case's speed_of_light_ms, the one the spec gives on the record's device (within
+/// 1%); each case's speed of light is then set from the spec (older records gain it). A record
+/// of a newer spec version than the file's is refused; one of an older version is not compared.
+bool check_record_against_spec(SubmitRecord* record, const std::string& challenges_dir,
                                std::string* reason);
 
 /// "0.1.7" -> "0.1": the judge series whose records are comparable.

@@ -301,11 +301,16 @@ class Session {
     return window_ ? window_->host_image(set) : worker_->shm();
   }
   // A benchmark's record entry, and its lines in the summary.
+  // The case's roofline time on this device (spec.h, speed_of_light): for a spec whose bytes
+  // come from the inputs, the mean of the challenge's count over `ins` (the calls timed last).
+  SpeedOfLight case_speed_of_light(const CaseSpec& c, const std::vector<ProblemData>& ins) const;
+  // `sol` and the share of it a passing median reaches (median_ms 0: not passed, null).
+  static void add_speed_of_light(const SpeedOfLight& sol, double median_ms, nlohmann::json* j);
   void fill_benchmark_json(const SampleRun& run, const WindowSamples& w, const WindowResult& last,
                            bool passed, Verdict v, double workload, nlohmann::json* out) const;
   void report_benchmark(const CaseSpec& c, const TimingSpec& timing, const SampleRun& run,
-                        const WindowSamples& w, const WindowResult& last, bool passed, Verdict v,
-                        uint64_t failed_seed);
+                        const SpeedOfLight& sol, const WindowSamples& w, const WindowResult& last,
+                        bool passed, Verdict v, uint64_t failed_seed);
 
   // Cases.
   nlohmann::json run_test(const CaseSpec& c);

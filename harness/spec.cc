@@ -320,6 +320,12 @@ bool check_extents(const Spec& spec, const CaseSpec& c, std::string* err) {
            ")";
     return false;
   }
+  if (!spec.metric.min_bytes.empty() &&
+      (!eval_expr(spec.metric.min_bytes, c.dims, &w, &w_err) || w <= 0)) {
+    *err = "the metric's bytes \"" + spec.metric.min_bytes + "\" must be positive for this case (" +
+           (w_err.empty() ? std::to_string(w) : w_err) + ")";
+    return false;
+  }
   return true;
 }
 
@@ -704,6 +710,25 @@ double case_workload(const Spec& spec, const std::map<std::string, int64_t>& dim
   return static_cast<double>(v);
 }
 
+SpeedOfLight speed_of_light(const Spec& spec, const std::map<std::string, int64_t>& dims,
+                            const DeviceShape& device, double bytes_given) {
+  SpeedOfLight s;
+  int64_t flops = 0, counted = 0;
+  std::string err;
+  const bool tflops = spec.metric.kind == MetricKind::kTflops;
+  if (tflops && !eval_expr(spec.metric.expression, dims, &flops, &err)) return s;
+  const std::string& b = spec.metric.bytes_expression();
+  if (bytes_given < 0 && !b.empty() && !eval_expr(b, dims, &counted, &err)) return s;
+  const double bytes = bytes_given >= 0 ? bytes_given : static_cast<double>(counted);
+  const double compute = tflops ? limit_value(spec.limit, device) : 0;  // TF/s
+  const double dram = limit_value(LimitKind::kDram, device);            // GB/s
+  if ((tflops && !(compute > 0)) || (bytes > 0 && !(dram > 0))) return s;
+  s.compute_ms = tflops ? static_cast<double>(flops) / (compute * 1e9) : 0;
+  s.memory_ms = bytes > 0 ? bytes / (dram * 1e6) : 0;
+  s.ms = std::max(s.compute_ms, s.memory_ms);
+  return s;
+}
+
 std::string shape_text(const Spec& spec, const std::map<std::string, int64_t>& dims) {
   std::string s;
   for (const DimSpec& d : spec.dims) {
@@ -936,7 +961,8 @@ bool parse_metric(Reader& r, const nlohmann::json& doc, Spec* sp, std::string* e
   if (!metric || !metric->is_object()) {
     nlohmann::json none;
     return r.fail(err, "metric",
-                  "an object {\"name\": \"tflops\", \"flops\": EXPR} or {\"name\": \"gbps\", "
+                  "an object {\"name\": \"tflops\", \"flops\": EXPR, \"bytes\": EXPR} or "
+                  "{\"name\": \"gbps\", "
                   "\"bytes\": EXPR}",
                   metric ? metric : &none);
   }
@@ -945,6 +971,15 @@ bool parse_metric(Reader& r, const nlohmann::json& doc, Spec* sp, std::string* e
   if (metric_name == "tflops") {
     s.metric.kind = MetricKind::kTflops;
     if (!r.str(*metric, "flops", "metric.flops", &s.metric.expression, err)) return false;
+    if (r.get(*metric, "bytes") &&
+        !r.str(*metric, "bytes", "metric.bytes", &s.metric.min_bytes, err))
+      return false;
+    if (const nlohmann::json* f = r.get(*metric, "bytes_from_inputs")) {
+      if (!f->is_boolean() || (f->get<bool>() && s.metric.min_bytes.empty()))
+        return r.fail(err, "metric.bytes_from_inputs",
+                      "true or false (true only with \"bytes\", their upper bound)", f);
+      s.metric.bytes_from_inputs = f->get<bool>();
+    }
   } else if (metric_name == "gbps") {
     s.metric.kind = MetricKind::kGbps;
     if (!r.str(*metric, "bytes", "metric.bytes", &s.metric.expression, err)) return false;
@@ -959,6 +994,9 @@ bool parse_metric(Reader& r, const nlohmann::json& doc, Spec* sp, std::string* e
     if (!eval_expr(s.metric.expression, probe, &v, &expr_err)) {
       return r.fail(err, std::string("metric.") + s.metric.workload(),
                     "an expression of the dims (" + expr_err + ")");
+    }
+    if (!s.metric.min_bytes.empty() && !eval_expr(s.metric.min_bytes, probe, &v, &expr_err)) {
+      return r.fail(err, "metric.bytes", "an expression of the dims (" + expr_err + ")");
     }
   }
   std::string limit;

@@ -97,6 +97,17 @@ enum class MetricKind { kTflops, kGbps };
 struct MetricSpec {
   MetricKind kind = MetricKind::kTflops;
   std::string expression;  ///< FLOPs (tflops) or bytes (gbps) of one call, over the dims
+  /// A tflops metric's optional "bytes": the fewest bytes one call must move (each input read
+  /// once, each output written once), over the dims; empty where the spec gives none.
+  std::string min_bytes;
+  /// The spec's "bytes_from_inputs": the challenge counts each call's bytes from its inputs
+  /// (Challenge::min_bytes: an expert that gets no tokens need not be read), and the
+  /// expression is only their upper bound.
+  bool bytes_from_inputs = false;
+  /// The bytes one call must move: the workload of a gbps metric, else min_bytes.
+  const std::string& bytes_expression() const {
+    return kind == MetricKind::kGbps ? expression : min_bytes;
+  }
   const char* name() const { return kind == MetricKind::kTflops ? "tflops" : "gbps"; }
   const char* unit() const { return kind == MetricKind::kTflops ? "TF/s" : "GB/s"; }
   const char* workload() const { return kind == MetricKind::kTflops ? "flops" : "bytes"; }
@@ -190,6 +201,19 @@ std::string c_prototype(const Spec& spec);
 
 /// The workload (FLOPs or bytes) of one call for the given dims: the metric's expression.
 double case_workload(const Spec& spec, const std::map<std::string, int64_t>& dims);
+
+/// A call's roofline time on a device: its FLOPs at the spec's compute limit (tflops metrics)
+/// or its bytes at the DRAM limit, whichever takes longer. Every figure 0 where the judge's
+/// table has no entry for the device or an expression does not evaluate.
+struct SpeedOfLight {
+  double ms = 0;          ///< max(compute_ms, memory_ms)
+  double compute_ms = 0;  ///< FLOPs / the spec's *_dense limit; 0 for a gbps metric
+  double memory_ms = 0;   ///< bytes / the DRAM limit; 0 where a tflops spec gives no "bytes"
+  bool memory_bound() const { return memory_ms > compute_ms; }
+};
+/// `bytes` >= 0 replaces the spec's bytes expression (a count from the call's inputs).
+SpeedOfLight speed_of_light(const Spec& spec, const std::map<std::string, int64_t>& dims,
+                            const DeviceShape& device, double bytes = -1);
 
 /// "2048x18432x3072": the case's dims in signature order.
 std::string shape_text(const Spec& spec, const std::map<std::string, int64_t>& dims);

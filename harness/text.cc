@@ -52,4 +52,24 @@ std::string valid_utf8(const std::string& s) {
   return out;
 }
 
+bool starts_with(const std::string& s, const std::string& affix) {
+  return s.compare(0, affix.size(), affix) == 0;
+}
+
+bool ends_with(const std::string& s, const std::string& affix) {
+  return s.size() >= affix.size() && s.compare(s.size() - affix.size(), affix.size(), affix) == 0;
+}
+
+std::vector<std::string> split_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t nl = text.find('\n', start);
+    if (nl == std::string::npos) nl = text.size();
+    lines.push_back(text.substr(start, nl - start));
+    start = nl + 1;
+  }
+  return lines;
+}
+
 }  // namespace fp4arena

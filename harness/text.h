@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 namespace fp4arena {
 
@@ -15,5 +16,12 @@ std::string shorten(const std::string& s, std::size_t max);
 /// `s` with every byte that is not part of a well-formed UTF-8 sequence replaced by U+FFFD, so
 /// that a file name of any bytes can be shown and written to JSON.
 std::string valid_utf8(const std::string& s);
+
+/// True when `s` begins (ends) with `affix`.
+bool starts_with(const std::string& s, const std::string& affix);
+bool ends_with(const std::string& s, const std::string& affix);
+
+/// `text` split into lines without their '\n'; a final line without '\n' is kept.
+std::vector<std::string> split_lines(const std::string& text);
 
 }  // namespace fp4arena

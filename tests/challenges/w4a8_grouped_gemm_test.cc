@@ -75,6 +75,21 @@ TEST_F(W4a8Generators, ExampleMatchesTheReadme) {
   EXPECT_EQ(y, (std::vector<float>{2.0f, 0.875f, 0.25f, 2.75f, -2.0f, 12.0f}));
 }
 
+// The speed of light counts the weights of the experts that get rows only: in the example,
+// experts 0 and 2 (18 bytes each: 16 of codes, 2 of scales), not the empty expert 1.
+TEST_F(W4a8Generators, MinBytesSkipTheEmptyExperts) {
+  ASSERT_TRUE(spec_.metric.bytes_from_inputs);
+  const CaseSpec& c = find("example");
+  const ProblemData d = gen(c, 1);
+  // x 3x16, x_scales 3 floats, w_global 3 floats, offsets 4 ints, y 3x2 BF16.
+  const double shared = 3 * 16 + 4 * 3 + 4 * 3 + 4 * 4 + 2 * 3 * 2;
+  EXPECT_EQ(challenge_->min_bytes(d), shared + 2 * (2 * 16 / 2 + 2 * 16 / 16));
+  int64_t all = 0;
+  std::string err;
+  ASSERT_TRUE(eval_expr(spec_.metric.min_bytes, c.dims, &all, &err)) << err;
+  EXPECT_EQ(double(all), shared + 3 * (2 * 16 / 2 + 2 * 16 / 16));  // the spec's upper bound
+}
+
 // Benchmarks: only `decode` (its weights are 200 MB); the prefill ones are generated on the
 // GPU machine by every submit.
 TEST_F(W4a8Generators, EveryCaseIsDeterministicAndWithinSpec) {

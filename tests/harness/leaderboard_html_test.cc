@@ -158,14 +158,13 @@ TEST(HtmlBoardV2, EachGroupInItsOwnUnit) {
   EXPECT_EQ(ranked_rows(gbps), std::vector<std::string>({"1:quant_vectorized", "2:quant_scalar"}));
   EXPECT_EQ(chart_bars(gbps), std::vector<std::string>({"quant_vectorized", "quant_scalar"}));
   for (const char* want : {"<th class=\"num\">score GB/s</th>", "<th class=\"num\">wide GB/s</th>",
-                           "<th class=\"num\">% of dram</th>", "3564.5 GB/s</text>",
+                           "<th class=\"num\">% of SoL</th>", "3564.5 GB/s · 72.5% SoL</text>",
                            "device-to-device copy of the same bytes"})
     EXPECT_NE(gbps.find(want), std::string::npos) << want;
   EXPECT_EQ(gbps.find("TF/s"), std::string::npos);
   EXPECT_NE(tflops.find("data-challenge=\"w4a16_matmul\""), std::string::npos);
-  for (const char* want :
-       {"<th class=\"num\">score TF/s</th>", "<th class=\"num\">% of fp16_dense</th>",
-        "cuBLAS FP16 GEMM on dequantized weights"})
+  for (const char* want : {"<th class=\"num\">score TF/s</th>", "<th class=\"num\">% of SoL</th>",
+                           "cuBLAS FP16 GEMM on dequantized weights"})
     EXPECT_NE(tflops.find(want), std::string::npos) << want;
   EXPECT_EQ(tflops.find("GB/s"), std::string::npos);
   EXPECT_EQ(html.find("cuBLAS</th>"), std::string::npos) << "no hard-coded yardstick column";

@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "harness/spec.h"
 #include "harness/verdict.h"
 
 namespace fp4arena {
@@ -184,8 +185,11 @@ TEST_F(FixtureBoard, JsonHasTheExactRanking) {
   // Recomputed: 132 SMs x 1980 MHz x 4096 FLOP/clk, not the record's 1070.4.
   EXPECT_NEAR(best["limit_value"].get<double>(), 1070.53056, 1e-9);
   EXPECT_NEAR(best["pct_of_limit"].get<double>(), 761.9 / 1070.53056 * 100, 1e-9);
-  EXPECT_EQ(best["cases"][1],
-            json({{"name", "llama_ffn"}, {"value", 775.9}, {"ratio_to_yardstick", 0.968}}));
+  EXPECT_EQ(best["cases"][1], json({{"name", "llama_ffn"},
+                                    {"value", 775.9},
+                                    {"ratio_to_yardstick", 0.968},
+                                    {"speed_of_light_ms", nullptr},
+                                    {"pct_of_speed_of_light", nullptr}}));
   EXPECT_EQ(board["groups"][1]["yardsticks"], json({"cuBLAS FP16 GEMM"}));
   EXPECT_TRUE(board["groups"][1]["entries"][1]["ratio_to_yardstick"].is_null());
   EXPECT_EQ(board["rejected"].size(), 4u);
@@ -198,17 +202,19 @@ TEST_F(FixtureBoard, MarkdownHasATablePerGroup) {
   const std::string h200 =
       "## nvfp4\\_matmul · spec v2 · judge 0.1 · NVIDIA H200 · TF/s\n"
       "\n"
-      "| rank | solution | author | score TF/s | table5 TF/s | llama\\_ffn TF/s | % of "
-      "fp16\\_dense | vs yardstick | date | sha256 | notes |\n"
+      "| rank | solution | author | score TF/s | table5 TF/s | llama\\_ffn TF/s | % of SoL | "
+      "vs yardstick | date | sha256 | notes |\n"
       "|---:|---|---|---:|---:|---:|---:|---:|---|---|---|\n"
-      "| 1 | wgmma\\_pipelined | Ada Lovelace | 761.9 | 748.2 (0.94×) | 775.9 (0.97×) | 71.2% | "
+      "| 1 | wgmma\\_pipelined | Ada Lovelace | 761.9 | 748.2 (0.94×) | 775.9 (0.97×) | — | "
       "0.95× | 2026-11-20 | `448ceb3e818e` | v1 record |\n"
-      "| 2 | tiled\\_smem | Grace Hopper | 192.8 | 193.3 | 192.4 | 18.0% | — | 2026-11-19 | "
+      "| 2 | tiled\\_smem | Grace Hopper | 192.8 | 193.3 | 192.4 | — | — | 2026-11-19 | "
       "`086ccc75ff18` | v1 record |\n"
       "\n"
       "vs yardstick: the geometric mean of the cases' ratios to cuBLAS FP16 GEMM, timed in the "
-      "same run (per case in parentheses). % of fp16\\_dense: the score over the device's "
-      "fp16\\_dense limit, recomputed from the judge's table.\n";
+      "same run (per case in parentheses). % of speed of light (SoL): the geometric mean of the "
+      "cases' roofline times over their medians; a case's roofline time is the larger of its "
+      "FLOPs at the device's fp16\\_dense rate and its bytes at the DRAM rate, recomputed from "
+      "the challenge's spec and the judge's table.\n";
   EXPECT_NE(md.find(h200), std::string::npos) << md;
   EXPECT_NE(md.find("4 ranked, 2 not ranked, 4 rejected.\n"), std::string::npos);
   EXPECT_NE(md.find("## nvfp4\\_matmul · spec v1 · judge 0.1 · NVIDIA H200 · TF/s\n\n> Older "
@@ -282,7 +288,7 @@ TEST_F(V2Board, RanksEachChallengeApartInItsOwnUnit) {
 
   const std::string md = slurp(out_ / "leaderboard.md");
   EXPECT_NE(md.find("## nvfp4\\_quantize · spec v1 · judge 0.2 · NVIDIA H200 · GB/s\n\n| rank | "
-                    "solution | author | score GB/s | llama\\_act GB/s | wide GB/s | % of dram | "
+                    "solution | author | score GB/s | llama\\_act GB/s | wide GB/s | % of SoL | "
                     "vs yardstick |"),
             std::string::npos)
       << md;
@@ -291,7 +297,7 @@ TEST_F(V2Board, RanksEachChallengeApartInItsOwnUnit) {
   // No TF/s figure in the GB/s board.
   EXPECT_GT(md.find("TF/s", md.find("## nvfp4\\_quantize")), md.find("## w4a16")) << md;
   const std::string html = slurp(out_ / "leaderboard.html");
-  EXPECT_NE(html.find("3564.5 GB/s</text>"), std::string::npos);
+  EXPECT_NE(html.find("3564.5 GB/s · 72.5% SoL</text>"), std::string::npos);
   EXPECT_NE(html.find("data-metric=\"gbps\""), std::string::npos);
 }
 
@@ -779,7 +785,7 @@ TEST(CheckAgainstSpec, TheMetricMustBeTheSpecs) {
     SubmitRecord r;
     std::string reason;
     if (!parse_record(j.dump(), &r, &reason)) return "parse: " + reason;
-    return check_record_against_spec(r, kSpecs, &reason) ? std::string("accepted") : reason;
+    return check_record_against_spec(&r, kSpecs, &reason) ? std::string("accepted") : reason;
   };
   EXPECT_EQ(check([](json&) {}), "accepted");
   EXPECT_EQ(check([](json&) {}, kQuant), "accepted");
@@ -806,7 +812,7 @@ TEST(CheckAgainstSpec, TheMetricMustBeTheSpecs) {
   SubmitRecord w4a16;
   std::string why;
   ASSERT_TRUE(load_record(kRecordsV2 + "/" + kW4a16, &w4a16, &why)) << why;
-  EXPECT_FALSE(check_record_against_spec(w4a16, specs.string(), &why));
+  EXPECT_FALSE(check_record_against_spec(&w4a16, specs.string(), &why));
   EXPECT_TRUE(starts_with(why, "cannot check the metric against the challenge's spec: " +
                                    (specs / "w4a16_matmul" / "spec.json").string()))
       << why;
@@ -817,7 +823,88 @@ TEST(CheckAgainstSpec, TheMetricMustBeTheSpecs) {
   ASSERT_TRUE(load_record(kRecords + "/" + kBest, &v1, &reason)) << reason;
   v1.spec_version = 1;
   EXPECT_TRUE(
-      check_record_against_spec(v1, std::string(FP4ARENA_SOURCE_DIR) + "/challenges", &reason))
+      check_record_against_spec(&v1, std::string(FP4ARENA_SOURCE_DIR) + "/challenges", &reason))
+      << reason;
+}
+
+TEST(CheckAgainstSpec, TheSpeedOfLightIsTheSpecsOnTheRecordsDevice) {
+  auto read = [](const std::function<void(json&)>& edit, SubmitRecord* r, std::string* reason,
+                 const std::string& specs = kSpecs) {
+    json j = json::parse(slurp(kRecordsV2 + "/" + kW4a16));
+    edit(j);
+    return parse_record(j.dump(), r, reason) && check_record_against_spec(r, specs, reason);
+  };
+  SubmitRecord r;
+  std::string reason;
+  ASSERT_TRUE(read([](json&) {}, &r, &reason)) << reason;  // a record older than the field
+  Spec spec;
+  ASSERT_TRUE(load_spec(kSpecs + "/w4a16_matmul", &spec, &reason)) << reason;
+  for (const RecordCase& c : r.benchmarks) {
+    const double sol = speed_of_light(spec, c.dims, r.device).ms;
+    ASSERT_GT(sol, 0);
+    ASSERT_TRUE(c.speed_of_light_ms && c.pct_of_speed_of_light) << c.name;
+    EXPECT_DOUBLE_EQ(*c.speed_of_light_ms, sol);
+    EXPECT_DOUBLE_EQ(*c.pct_of_speed_of_light, 100 * sol / *c.median_ms);
+  }
+  const double sol0 = *r.benchmarks[0].speed_of_light_ms;
+  const double median0 = *r.benchmarks[0].median_ms;
+  // The judge's own figures are accepted; a larger speed of light (a higher share) is not.
+  auto state = [](double sol, double pct) {
+    return [=](json& j) {
+      j["benchmarks"][0]["speed_of_light_ms"] = sol;
+      j["benchmarks"][0]["pct_of_speed_of_light"] = pct;
+    };
+  };
+  EXPECT_TRUE(read(state(sol0, 100 * sol0 / median0), &r, &reason)) << reason;
+  EXPECT_FALSE(read(state(2 * sol0, 200 * sol0 / median0), &r, &reason));
+  EXPECT_TRUE(starts_with(reason, "inconsistent: benchmarks[0] 'prefill': speed_of_light_ms "))
+      << reason;
+  // A share that does not follow from the record's own median is refused when it is read.
+  EXPECT_FALSE(read(state(sol0, 150 * sol0 / median0), &r, &reason));
+  EXPECT_TRUE(starts_with(reason,
+                          "inconsistent: benchmarks[0] 'prefill': "
+                          "pct_of_speed_of_light "))
+      << reason;
+  // Without the challenge's spec the record's own figure is not shown.
+  ASSERT_TRUE(read(state(sol0, 100 * sol0 / median0), &r, &reason, "")) << reason;
+  EXPECT_FALSE(r.benchmarks[0].speed_of_light_ms);
+  EXPECT_FALSE(r.benchmarks[0].pct_of_speed_of_light);
+}
+
+// W4A8's bytes come from each call's routing: the board shows the judge's figure where it lies
+// within the spec's bounds, and none for a record that states none.
+TEST(CheckAgainstSpec, ASpeedOfLightFromTheInputsIsHeldToTheSpecsBounds) {
+  const std::string file = std::string(FP4ARENA_SOURCE_DIR) +
+                           "/results/w4a8_grouped_gemm/nvidia-h200/"
+                           "wgmma_fp8_decode-8fbbf19f8275.json";
+  const std::string challenges = std::string(FP4ARENA_SOURCE_DIR) + "/challenges";
+  Spec spec;
+  std::string reason;
+  ASSERT_TRUE(load_spec(challenges + "/w4a8_grouped_gemm", &spec, &reason)) << reason;
+  // `scale` places each stated figure between the compute-only one (0) and the spec's (1).
+  auto read = [&](double scale, SubmitRecord* r) {
+    json j = json::parse(slurp(file));
+    if (scale >= 0) {
+      SubmitRecord plain;
+      EXPECT_TRUE(parse_record(j.dump(), &plain, &reason)) << reason;
+      for (size_t i = 0; i < plain.benchmarks.size(); ++i) {
+        const RecordCase& c = plain.benchmarks[i];
+        const double all = speed_of_light(spec, c.dims, plain.device).ms;
+        const double compute = speed_of_light(spec, c.dims, plain.device, 0).ms;
+        const double sol = compute + scale * (all - compute);
+        j["benchmarks"][i]["speed_of_light_ms"] = sol;
+        j["benchmarks"][i]["pct_of_speed_of_light"] = 100 * sol / *c.median_ms;
+      }
+    }
+    return parse_record(j.dump(), r, &reason) && check_record_against_spec(r, challenges, &reason);
+  };
+  SubmitRecord r;
+  ASSERT_TRUE(read(-1, &r)) << reason;  // states none
+  for (const RecordCase& c : r.benchmarks) EXPECT_FALSE(c.pct_of_speed_of_light) << c.name;
+  ASSERT_TRUE(read(0.9, &r)) << reason;
+  for (const RecordCase& c : r.benchmarks) EXPECT_TRUE(c.pct_of_speed_of_light) << c.name;
+  EXPECT_FALSE(read(1.5, &r));  // more than every expert's weights
+  EXPECT_NE(reason.find("the spec's compute-only and all-bytes figures"), std::string::npos)
       << reason;
 }
 
@@ -954,7 +1041,7 @@ TEST(RankRecords, NeverMixesMetrics) {
   EXPECT_EQ(board.groups[0].unit, "GB/s");
   EXPECT_EQ(board.groups[0].limit_name, "dram");
   EXPECT_EQ(board.groups[1].unit, "TF/s");
-  EXPECT_NE(render_markdown(board).find("| rank | solution | author | score GB/s | square GB/s |"),
+  EXPECT_NE(render_markdown(board).find("| rank | solution | score GB/s | square GB/s |"),
             std::string::npos);
 }
 

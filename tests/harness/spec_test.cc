@@ -138,6 +138,73 @@ TEST(Spec, MetricLimitAndCompareAreChecked) {
   EXPECT_NE(parse_error(doc).find("signature.params[0].dtype"), std::string::npos);
 }
 
+TEST(Spec, AMetricsBytesAreAnExpressionOfTheDims) {
+  auto doc = good_spec();
+  doc["metric"]["bytes"] = "M*K/2 + N*Q";
+  std::string err = parse_error(doc);
+  EXPECT_NE(err.find("field 'metric.bytes'"), std::string::npos) << err;
+  EXPECT_NE(err.find("unknown name 'Q'"), std::string::npos) << err;
+  doc["metric"]["bytes"] = 7;
+  EXPECT_NE(parse_error(doc).find("field 'metric.bytes'"), std::string::npos);
+  doc["metric"]["bytes"] = "M*K/2 + N*K/2 + 2*M*N";
+  Spec s;
+  ASSERT_TRUE(parse_spec(doc, "x/spec.json", &s, &err)) << err;
+  EXPECT_EQ(s.metric.min_bytes, "M*K/2 + N*K/2 + 2*M*N");
+  EXPECT_EQ(s.metric.bytes_expression(), s.metric.min_bytes);
+  EXPECT_FALSE(s.metric.bytes_from_inputs);
+  doc["metric"]["bytes_from_inputs"] = true;
+  ASSERT_TRUE(parse_spec(doc, "x/spec.json", &s, &err)) << err;
+  EXPECT_TRUE(s.metric.bytes_from_inputs);
+  doc["metric"]["bytes_from_inputs"] = "yes";
+  EXPECT_NE(parse_error(doc).find("field 'metric.bytes_from_inputs'"), std::string::npos);
+  doc["metric"]["bytes_from_inputs"] = true;
+  doc["metric"].erase("bytes");  // an upper bound is needed
+  EXPECT_NE(parse_error(doc).find("field 'metric.bytes_from_inputs'"), std::string::npos);
+}
+
+// An H200 as the judge sees it: 132 SMs at 1980 MHz, HBM3e at 3201 MHz on a 6016-bit bus.
+const DeviceShape kH200{9, 0, 132, 1980, 3201, 6016};
+
+TEST(SpeedOfLight, IsTheSlowerOfTheComputeAndTheMemoryTime) {
+  Spec spec;
+  std::string err;
+  ASSERT_TRUE(load_spec(std::string(FP4ARENA_SOURCE_DIR) + "/challenges/w4a16_matmul", &spec, &err))
+      << err;
+  const double fp16 = limit_value(LimitKind::kFp16Dense, kH200);  // TF/s
+  const double dram = limit_value(LimitKind::kDram, kH200);       // GB/s
+  ASSERT_GT(fp16, 0);
+  ASSERT_GT(dram, 0);
+  // rev1 (2048x8192x3072): 2*M*N*K FLOPs take longer than its bytes.
+  const SpeedOfLight rev1 = speed_of_light(spec, spec.find_case("rev1")->dims, kH200);
+  EXPECT_DOUBLE_EQ(rev1.compute_ms, 2.0 * 2048 * 8192 * 3072 / (fp16 * 1e9));
+  EXPECT_DOUBLE_EQ(rev1.ms, rev1.compute_ms);
+  EXPECT_FALSE(rev1.memory_bound());
+  // decode (16 rows): the weights, their scales, x and y at the DRAM rate.
+  const SpeedOfLight decode = speed_of_light(spec, spec.find_case("decode")->dims, kH200);
+  const double bytes = 2.0 * 16 * 3072 + 8192 * 3072 / 2 + 2.0 * 8192 * 3072 / 32 + 2.0 * 16 * 8192;
+  EXPECT_DOUBLE_EQ(decode.memory_ms, bytes / (dram * 1e6));
+  EXPECT_TRUE(decode.memory_bound());
+  EXPECT_DOUBLE_EQ(decode.ms, decode.memory_ms);
+  // An architecture the table does not know has no speed of light.
+  EXPECT_EQ(
+      speed_of_light(spec, spec.find_case("rev1")->dims, DeviceShape{7, 0, 80, 1530, 877, 4096}).ms,
+      0);
+}
+
+TEST(SpeedOfLight, AGbpsChallengeHasNoComputeTerm) {
+  Spec spec;
+  std::string err;
+  ASSERT_TRUE(
+      load_spec(std::string(FP4ARENA_SOURCE_DIR) + "/challenges/mxfp4_quantize", &spec, &err))
+      << err;
+  const CaseSpec* c = spec.find_case("activations");
+  ASSERT_NE(c, nullptr);
+  const SpeedOfLight sol = speed_of_light(spec, c->dims, kH200);
+  EXPECT_EQ(sol.compute_ms, 0);
+  EXPECT_DOUBLE_EQ(sol.ms,
+                   case_workload(spec, c->dims) / (limit_value(LimitKind::kDram, kH200) * 1e6));
+}
+
 TEST(Spec, HostileValuesGiveErrorsNotCrashes) {
   auto doc = good_spec();
   doc["timeouts"]["call_seconds"] = 1e300;
