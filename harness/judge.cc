@@ -3,6 +3,7 @@
 #include <sys/prctl.h>
 
 #include "harness/session.h"
+#include "harness/text.h"
 
 namespace fp4arena {
 
@@ -339,6 +340,32 @@ bool Session::open_device(JudgeOutcome* outcome) {
   return true;
 }
 
+ExitCode Session::run_python(Language lang) {
+  log_ << "fp4arena " << FP4ARENA_VERSION << " | " << spec_.name << " (spec v" << spec_.spec_version
+       << ") | " << opts_.solution_path << " (" << language_name(lang) << ")\n";
+  PythonCheck pc;
+  std::string err;
+  if (!check_python_solution(spec_, opts_.solution_path, source_, &pc, &err)) {
+    log_ << "fp4arena: " << err << "\n";
+    return ExitCode::kInternal;
+  }
+  if (!pc.ok) {
+    log_ << "fp4arena: " << pc.error << (ends_with(pc.error, "\n") ? "" : "\n");
+    return ExitCode::kCompileError;
+  }
+  const bool check = opts_.action == Action::kCheck;
+  for (const std::string& m : pc.missing) log_ << (check ? "note     " : "fp4arena: ") << m << "\n";
+  if (check) {
+    log_ << "check    ok: python3 " << pc.python << " parses it and " << spec_.function
+         << "() takes the spec's parameters\n";
+    return ExitCode::kPassed;
+  }
+  log_ << "fp4arena: --action " << action_name(opts_.action)
+       << ": this judge checks Python solutions (--action check) but does not run them yet: "
+          "the Python worker, with the CUDA worker's clock and sandbox, is still to come\n";
+  return ExitCode::kUsage;
+}
+
 bool Session::compile_step(JudgeOutcome* outcome) {
   std::string err;
   CompileOptions copts;
@@ -523,6 +550,12 @@ JudgeOutcome Session::run() {
     return outcome;
   }
   if (!check_output_paths(&outcome)) return outcome;
+  Language lang = language_of(opts_.solution_path, source_);
+  if (!opts_.language.empty()) parse_language(opts_.language, &lang);
+  if (is_python(lang)) {
+    outcome.code = run_python(lang);
+    return outcome;
+  }
   // Device first: it decides the architecture the solution is compiled for.
   if (!open_device(&outcome)) return outcome;
   if (!compile_step(&outcome)) return outcome;

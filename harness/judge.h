@@ -48,9 +48,11 @@ struct JudgeOptions {
   std::string results_dir = "results";
   std::string dump_dir;     ///< dump: output folder (empty: dump/<challenge>/<case>)
   std::string sweep_dir;    ///< sweep: output folder (empty: sweep/<challenge>)
+  std::string profile_dir;  ///< profile: where ncu's .ncu-rep goes (empty: not kept)
   std::string shapes_path;  ///< sweep: --shapes FILE (empty: the spec's sweep list,
                             ///< else its benchmarks)
   std::string author;       ///< empty: a "// author: NAME" line of the solution
+  std::string language;     ///< "cuda", "triton", "pytorch"; empty: from the file name
   bool yardstick = true;    ///< submit, sweep: also time the yardstick
   bool progress = true;     ///< live progress line on the log stream
   /// How long a benchmark window's back-to-back calls should last, in ms (at most 512 calls):

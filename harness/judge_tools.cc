@@ -288,6 +288,13 @@ ExitCode Session::run_profile(nlohmann::json* record) {
   const CaseSpec* c =
       opts_.cases.empty() ? &spec_.benchmarks.front() : spec_.find_case(opts_.cases.front());
   wrapper_ = ncu_argv(ncu);
+  std::string report;  // --out DIR: ncu's own report, for Nsight Compute's UI
+  if (!opts_.profile_dir.empty()) {
+    std::string err;
+    if (!make_dirs(opts_.profile_dir, &err)) return fail_internal("--out: " + err);
+    report = opts_.profile_dir + "/" + c->name + ".ncu-rep";
+    wrapper_.insert(wrapper_.end(), {"--export", report, "--force-overwrite"});
+  }
   timeout_scale_ = 60;  // ncu replays each kernel once per metric pass
   exit_grace_seconds_ = 300;
   shm_bytes_ = layout_for(spec_, c->dims).total;
@@ -310,6 +317,14 @@ ExitCode Session::run_profile(nlohmann::json* record) {
        << (v.decision.reason.empty() ? "" : ": " + v.decision.reason) << "\n";
   std::vector<KernelProfile> kernels;
   std::string text = read_logs(tool_logs_, 0);
+  if (!report.empty()) {
+    // With --export ncu may keep its figures in the report only: read them back from it.
+    if (!parse_ncu_raw_csv(text, &kernels, &err))
+      run_capture({ncu, "--import", report, "--csv", "--page", "raw"}, &text);
+    log_ << "report   " << report << " (open it with Nsight Compute: ncu-ui " << report << ")\n";
+    (*record)["ncu_report"] = report;
+  }
+  kernels.clear();
   if (!parse_ncu_raw_csv(text, &kernels, &err)) {
     log_ << "profile: could not read ncu's report: " << err << "\n";
     std::istringstream lines(text);

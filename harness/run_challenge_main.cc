@@ -16,9 +16,11 @@
 #include "harness/judge.h"
 #include "harness/leaderboard.h"
 #include "harness/process.h"
+#include "harness/python_solution.h"
 #include "harness/remote.h"
 #include "harness/spec.h"
 #include "harness/sweep_report.h"
+#include "harness/text.h"
 
 namespace {
 
@@ -27,7 +29,7 @@ using fp4arena::ExitCode;
 struct CliOptions {
   std::string challenge_dir;
   std::string solution;
-  std::string language = "cuda";
+  std::string language;  // empty: from the solution's file name
   std::string action = "run";
   int device = 0;
   std::string arch;
@@ -227,6 +229,7 @@ int remote(const CliOptions& o) {
   if (!o.seed.empty()) a.insert(a.end(), {"--seed", o.seed});
   if (!o.arch.empty()) a.insert(a.end(), {"--arch", o.arch});
   if (!o.author.empty()) a.insert(a.end(), {"--author", o.author});
+  if (!o.language.empty()) a.insert(a.end(), {"--language", o.language});
   if (o.samples != 0) a.insert(a.end(), {"--samples", std::to_string(o.samples)});
   if (o.timeout > 0) a.insert(a.end(), {"--timeout", std::to_string(o.timeout)});
   if (o.no_yardstick) a.push_back("--no-yardstick");
@@ -244,7 +247,9 @@ void add_options(CLI::App& app, CliOptions& o) {
                  "Challenge folder holding spec.json (e.g. challenges/nvfp4_matmul); for "
                  "--action list, the folder of challenges (default: challenges)");
   app.add_option("-s,--solution", o.solution, "The solution's .cu file (one file)");
-  app.add_option("-l,--language", o.language, "Solution language; only 'cuda' is supported")
+  app.add_option("-l,--language", o.language,
+                 "Solution language: cuda, triton or pytorch (default: from the file name; a .py "
+                 "file is Python)")
       ->capture_default_str();
   app.add_option(
          "-a,--action", o.action,
@@ -341,9 +346,16 @@ void add_output_options(CLI::App& app, CliOptions& o) {
 // The checks CLI11 cannot make; -1 when every option is usable, else the exit code (the
 // message is printed).
 int check_options(const CliOptions& o) {
-  if (o.language != "cuda") {
-    std::cerr << "run_challenge: --language: only 'cuda' is supported, got '" << o.language
+  fp4arena::Language lang;
+  if (!o.language.empty() && !fp4arena::parse_language(o.language, &lang)) {
+    std::cerr << "run_challenge: --language: expected cuda, triton or pytorch, got '" << o.language
               << "'\n";
+    return code(ExitCode::kUsage);
+  }
+  if (!o.language.empty() && !o.solution.empty() &&
+      fp4arena::is_python(lang) != fp4arena::ends_with(o.solution, ".py")) {
+    std::cerr << "run_challenge: --language " << o.language << " does not fit --solution '"
+              << o.solution << "': Triton and PyTorch solutions are .py files, CUDA ones are not\n";
     return code(ExitCode::kUsage);
   }
   if (o.challenge_dir.empty()) {
@@ -379,7 +391,7 @@ int check_options(const CliOptions& o) {
   } scoped[] = {
       {o.json, "--json", {"test", "run", "submit", "sanitize", "profile", "sweep"}},
       {!o.output.empty(), "--output", {"submit"}},
-      {!o.board_out.empty(), "--out", {"dump", "sweep", "leaderboard", "report"}},
+      {!o.board_out.empty(), "--out", {"dump", "sweep", "profile", "leaderboard", "report"}},
   };
   for (const auto& s : scoped) {
     if (!s.given || std::count(s.actions.begin(), s.actions.end(), o.action) > 0) continue;
@@ -424,6 +436,7 @@ fp4arena::JudgeOptions judge_options(const CliOptions& o, uint64_t seed) {
   j.seed = seed;
   j.dump_dir = o.board_out;
   j.sweep_dir = o.board_out;
+  j.profile_dir = o.board_out;
   j.shapes_path = o.shapes;
   j.include_dirs = o.include_dirs;
   j.nvcc_flags = o.nvcc_flags;
@@ -433,6 +446,7 @@ fp4arena::JudgeOptions judge_options(const CliOptions& o, uint64_t seed) {
   j.output_path = o.output;
   j.results_dir = o.results_dir;
   j.author = o.author;
+  j.language = o.language;
   j.yardstick = !o.no_yardstick;
   j.progress = !o.no_progress;
   j.call_timeout_seconds = o.timeout;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "harness/judge.h"
+#include "harness/python_solution.h"
 
 #include <cuda_runtime.h>
 #include <sys/prctl.h>
@@ -201,6 +202,9 @@ class Session {
   bool add_random_tests();
   bool open_device(JudgeOutcome* outcome);
   bool compile_step(JudgeOutcome* outcome);
+  // A Python solution (harness/python_solution.h): checked by python3's parser; the GPU
+  // actions are refused until the Python worker exists.
+  ExitCode run_python(Language lang);
   void print_device();
   ExitCode finish(const std::vector<nlohmann::json>& tests,
                   const std::vector<nlohmann::json>& benches, JudgeOutcome* outcome);

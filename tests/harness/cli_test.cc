@@ -153,7 +153,13 @@ TEST(Cli, UsageErrorsNameTheArgument) {
 
   r = run_cli({challenge_dir(), "--solution", kNaive, "--language", "triton"});
   EXPECT_EQ(r.exit_code, int(ExitCode::kUsage));
-  EXPECT_NE(r.output.find("--language: only 'cuda'"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("--language triton does not fit --solution"), std::string::npos)
+      << r.output;
+  r = run_cli({challenge_dir(), "--solution", kNaive, "--language", "jax"});
+  EXPECT_EQ(r.exit_code, int(ExitCode::kUsage));
+  EXPECT_NE(r.output.find("--language: expected cuda, triton or pytorch, got 'jax'"),
+            std::string::npos)
+      << r.output;
 
   r = run_cli({challenge_dir(), "--action", "check"});
   EXPECT_EQ(r.exit_code, int(ExitCode::kUsage));
@@ -247,6 +253,83 @@ TEST(Cli, CheckCompilesWithoutAGpu) {
   auto r = run_cli({challenge_dir(), "--solution", kNaive, "--action", "check"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("solve() matches the signature"), std::string::npos) << r.output;
+}
+
+// A Python solution is read by python3's own parser (nothing in it runs): its solve() must
+// take the spec's parameters by name, in order; what a GPU run needs is named where missing.
+TEST(Cli, PythonSolutionsAreCheckedByPythonsParser) {
+  std::string version;
+  if (run_capture({"python3", "-c", "pass"}, &version) != 0)
+    GTEST_SKIP() << "python3 is not installed (scripts/setup installs it)";
+  const std::string dir = source_dir() + "/tests/solutions/python/";
+  auto check = [&](const std::string& file, std::vector<std::string> more = {}) {
+    std::vector<std::string> args = {challenge_dir(), "--solution", file, "--action", "check"};
+    args.insert(args.end(), more.begin(), more.end());
+    return run_cli(args);
+  };
+  auto r = check(source_dir() + "/solutions/nvfp4_matmul/torch_dequant.py");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("(pytorch)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("solve() takes the spec's parameters"), std::string::npos) << r.output;
+
+  r = check(dir + "wrong_params.py");
+  EXPECT_EQ(r.exit_code, int(ExitCode::kCompileError)) << r.output;
+  for (const char* want :
+       {"solve() must take exactly the spec's parameters, in order:",
+        "    def solve(a, a_scales, b, b_scales, alpha, c, M, N, K)",
+        "wrong_params.py:5):\n    def solve(a, a_scales, b, b_scales, alpha, out, M, N)",
+        "  expected 9 parameters, yours has 8", "  parameter 6: expected `c`, yours `out`",
+        "  parameter 9: expected `K`, yours `(none)`"})
+    EXPECT_NE(r.output.find(want), std::string::npos) << want << "\n" << r.output;
+
+  r = check(dir + "syntax_error.py");
+  EXPECT_EQ(r.exit_code, int(ExitCode::kCompileError)) << r.output;
+  EXPECT_NE(r.output.find("the solution is not valid Python: " + dir + "syntax_error.py:2:"),
+            std::string::npos)
+      << r.output;
+
+  r = check(dir + "no_solve.py");
+  EXPECT_EQ(r.exit_code, int(ExitCode::kCompileError)) << r.output;
+  EXPECT_NE(r.output.find("defines no top-level `def solve(...)`"), std::string::npos) << r.output;
+
+  r = check(dir + "extra_params.py", {"--language", "triton"});
+  EXPECT_EQ(r.exit_code, int(ExitCode::kCompileError)) << r.output;
+  EXPECT_NE(r.output.find("(triton)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("no other parameters: yours also has *rest, block, **options"),
+            std::string::npos)
+      << r.output;
+
+  r = check(dir + "wrong_params.py", {"--language", "cuda"});
+  EXPECT_EQ(r.exit_code, int(ExitCode::kUsage)) << r.output;
+  EXPECT_NE(r.output.find("--language cuda does not fit --solution"), std::string::npos);
+
+  // A GPU action is refused with the reason, and python3 that cannot run is named.
+  r = run_cli({challenge_dir(), "--solution",
+               source_dir() + "/solutions/nvfp4_matmul/torch_dequant.py", "--action", "run"});
+  EXPECT_EQ(r.exit_code, int(ExitCode::kUsage)) << r.output;
+  EXPECT_NE(r.output.find("does not run them yet"), std::string::npos) << r.output;
+  setenv("FP4ARENA_PYTHON", "/nonexistent/python3", 1);
+  r = check(source_dir() + "/solutions/nvfp4_matmul/torch_dequant.py");
+  unsetenv("FP4ARENA_PYTHON");
+  EXPECT_EQ(r.exit_code, int(ExitCode::kInternal)) << r.output;
+  EXPECT_NE(r.output.find("/nonexistent/python3 could not be run: a Python solution is read by "
+                          "python3 (apt-get install python3"),
+            std::string::npos)
+      << r.output;
+}
+
+// CuTe needs --expt-relaxed-constexpr, which the allow-list lets through (CUTLASS is no
+// dependency: the test runs where FP4ARENA_CUTLASS_DIR names a checkout).
+TEST(Cli, ACuteSolutionCompilesAgainstCutlassHeaders) {
+  const char* cutlass = std::getenv("FP4ARENA_CUTLASS_DIR");
+  if (!cutlass || !*cutlass)
+    GTEST_SKIP() << "FP4ARENA_CUTLASS_DIR is not set (a CUTLASS v4 checkout)";
+  auto r = run_cli({challenge_dir(), "--solution",
+                    source_dir() + "/tests/solutions/cute/nvfp4_matmul_cute.cu", "--action",
+                    "check", "--include-dir", std::string(cutlass) + "/include",
+                    "--nvcc-flag=--expt-relaxed-constexpr"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("cute/tensor.hpp"), std::string::npos) << r.output;
 }
 
 TEST(Cli, CompileErrorsExitWithTheirOwnCode) {

@@ -2,6 +2,9 @@
 // without a GPU, and says so when the tool itself is missing.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <fstream>
+
 #include "harness/judge.h"
 #include "harness/tools.h"
 #include "tests/test_util.h"
@@ -38,11 +41,17 @@ TEST(GpuTools, SanitizeNamesAnInvalidWrite) {
 TEST(GpuTools, ProfileSummarisesTheKernels) {
   FP4ARENA_SKIP_WITHOUT_GPU();
   if (find_tool("ncu").empty()) GTEST_SKIP() << "ncu (Nsight Compute) not installed";
+  const std::string out = testing_util::binary_dir() + "/profile-test";
+  std::remove((out + "/rev1.ncu-rep").c_str());
   auto r =
       run_cli({challenge_dir(), "--solution", source_dir() + "/solutions/nvfp4_matmul/naive.cu",
-               "--action", "profile", "--case", "rev1"});
+               "--action", "profile", "--case", "rev1", "--out", out});
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("the profiled call's output: passed"), std::string::npos) << r.output;
+  // --out keeps ncu's own report beside the summary, for Nsight Compute's UI.
+  EXPECT_NE(r.output.find("report   " + out + "/rev1.ncu-rep"), std::string::npos) << r.output;
+  std::ifstream rep(out + "/rev1.ncu-rep", std::ios::binary);
+  EXPECT_TRUE(rep.good()) << out << "/rev1.ncu-rep was not written";
   EXPECT_NE(r.output.find("nvfp4_matmul_naive"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("tensor %"), std::string::npos) << r.output;
   // The kernel's row names its largest stall reasons (ncu's WarpStateStats), not "n/a".
