@@ -137,12 +137,12 @@ TEST_P(GpuW4a16Solutions, PassesEveryTest) {
 }
 
 INSTANTIATE_TEST_SUITE_P(W4a16, GpuW4a16Solutions,
-                         ::testing::Values("naive.cu", "wgmma.cu", "wgmma_wide_decode.cu",
-                                           "wgmma_permuted.cu", "wgmma_decode_pairs.cu",
+                         ::testing::Values("naive.cu", "wgmma.cu", "wgmma_permuted.cu",
                                            "wgmma_prefetch.cu", "wgmma_decode_staged.cu",
                                            "wgmma_tma_store.cu"));
 
-// The decode kernels (M <= 16) of wgmma_prefetch.cu (wgmma_decode_pairs.cu's) and
+// The decode kernels (M <= 16) of wgmma_prefetch.cu (the one the dropped wgmma_decode_pairs.cu
+// brought) and
 // wgmma_decode_staged.cu (staged through shared memory; wgmma_tma_store.cu keeps it) on shapes the
 // spec's tests do not give them: K up to 8192, so that a warp walks up to three batches of
 // segments and its shared-memory slots are reused, K = 3200 and 6272 (batches of one segment),
