@@ -79,6 +79,8 @@ SweepShape Session::sweep_shape(const CaseSpec& c, const nlohmann::json& j) {
   if (s.verdict == "passed" && j["median_ms"].is_number() && j["value"].is_number()) {
     s.median_ms = j["median_ms"].get<double>();
     s.value = j["value"].get<double>();
+    if (j.contains("speed_of_light_ms") && j["speed_of_light_ms"].is_number())
+      s.speed_of_light_ms = j["speed_of_light_ms"].get<double>();
     if (limit() > 0 && *s.value > limit()) {
       s.over_limit = true;
       s.reason = "over_limit: " + fmt(*s.value, 1) + " " + spec_.metric.unit() +

@@ -93,6 +93,16 @@ bool SweepReport::passed() const {
   return true;
 }
 
+namespace {
+
+// 100 * the shape's speed of light / its median, where both are known.
+std::optional<double> pct_of_sol(const SweepShape& s) {
+  if (!s.speed_of_light_ms || !s.median_ms || !(*s.median_ms > 0) || !s.value) return std::nullopt;
+  return 100 * *s.speed_of_light_ms / *s.median_ms;
+}
+
+}  // namespace
+
 nlohmann::json sweep_json(const SweepReport& r) {
   nlohmann::json shapes = nlohmann::json::array();
   for (const SweepShape& s : r.shapes) {
@@ -119,6 +129,8 @@ nlohmann::json sweep_json(const SweepReport& r) {
                       {"median_ms", opt(s.median_ms)},
                       {"value", opt(s.value)},
                       {"pct_of_limit", opt(pct)},
+                      {"speed_of_light_ms", opt(s.speed_of_light_ms)},
+                      {"pct_of_speed_of_light", opt(pct_of_sol(s))},
                       {"yardstick", y}});
   }
   return {{"schema", kSweepSchema},
@@ -218,6 +230,8 @@ SweepShape read_sweep_shape(SweepFields& f, const nlohmann::json& j, const std::
   s.samples = static_cast<int>(f.number(j, path, "samples"));
   s.median_ms = f.number_or_null(j, path, "median_ms");
   s.value = f.number_or_null(j, path, "value");
+  if (f.ok() && j.contains("speed_of_light_ms"))
+    s.speed_of_light_ms = f.number_or_null(j, path, "speed_of_light_ms");
   if (f.ok() && j.contains("yardstick") && j["yardstick"].is_object()) {
     const nlohmann::json& y = j["yardstick"];
     const std::string ypath = path + "yardstick.";
@@ -523,13 +537,29 @@ void sweep_meta(std::ostringstream& h, const SweepReport& r) {
     << " shapes passed</strong>; not a submit record: a sweep is never ranked.</p>\n";
 }
 
+// True when some shape has its speed of light: the table's share column is then % of it.
+bool any_sol(const SweepReport& r) {
+  for (const SweepShape& s : r.shapes)
+    if (s.speed_of_light_ms) return true;
+  return false;
+}
+
+// A shape's share of its speed of light (or, in a sweep without the field, of the limit).
+std::string share_cell(const SweepReport& r, const SweepShape& s) {
+  if (any_sol(r)) {
+    const std::optional<double> p = pct_of_sol(s);
+    return p ? fixed(*p, 1) : "&ndash;";
+  }
+  return s.value && r.limit_value > 0 ? fixed(100 * *s.value / r.limit_value, 1) : "&ndash;";
+}
+
 // The table: one row per shape.
 void sweep_table(std::ostringstream& h, const SweepReport& r) {
   const auto esc = html_escape;
   const std::string unit = esc(r.metric_unit);
   h << "<section>\n<div class=\"scroll\"><table>\n<thead><tr><th>shape</th><th>dims</th>"
     << "<th>verdict</th><th class=\"num\">median ms</th><th class=\"num\">" << unit
-    << "</th><th class=\"num\">% of " << esc(r.limit_name)
+    << "</th><th class=\"num\">" << (any_sol(r) ? "% of SoL" : "% of " + esc(r.limit_name))
     << "</th><th class=\"num\">yardstick ms</th><th class=\"num\">yardstick " << unit
     << "</th><th class=\"num\">ratio</th><th>reason</th></tr></thead>\n<tbody>\n";
   for (const SweepShape& s : r.shapes) {
@@ -540,9 +570,7 @@ void sweep_table(std::ostringstream& h, const SweepReport& r) {
       << (s.over_limit ? " (over limit)" : "") << "</td>";
     h << "<td class=\"num\">" << (s.median_ms ? fixed(*s.median_ms, 4) : "&ndash;") << "</td>"
       << "<td class=\"num\">" << (s.value ? value_text(*s.value) : "&ndash;") << "</td>"
-      << "<td class=\"num\">"
-      << (s.value && r.limit_value > 0 ? fixed(100 * *s.value / r.limit_value, 1) : "&ndash;")
-      << "</td>";
+      << "<td class=\"num\">" << share_cell(r, s) << "</td>";
     if (s.yardstick) {
       h << "<td class=\"num\">" << fixed(s.yardstick->median_ms, 4) << "</td><td class=\"num\">"
         << value_text(s.yardstick->value) << "</td>";

@@ -36,6 +36,9 @@ struct SweepShape {
   std::optional<double> median_ms;  ///< where the solution passed
   std::optional<double> value;      ///< the metric, where the solution passed
   std::optional<SweepYardstickResult> yardstick;
+  /// The shape's roofline time on the device (spec.h, speed_of_light); null where unknown
+  /// (sweeps older than the field, or a device the judge's table lacks).
+  std::optional<double> speed_of_light_ms;
   bool passed() const { return verdict == "passed" && !over_limit && value.has_value(); }
   /// solution value / yardstick value, where both were measured.
   std::optional<double> ratio() const;

@@ -105,6 +105,27 @@ TEST(SweepReport, JsonReadsBackToTheSamePage) {
   EXPECT_EQ(err, "field schema: expected \"fp4arena.sweep.v1\"");
 }
 
+// Where the judge gave each shape its speed of light, the table's share column is of it (and
+// sweep.json keeps it); a sweep without the field keeps the share of the limit.
+TEST(SweepReport, TheShareIsOfTheSpeedOfLightWhereKnown) {
+  SweepReport r = fake_report();
+  r.title.clear();  // sweep.json does not hold it
+  const std::string plain = sweep_html(r);
+  EXPECT_NE(plain.find("<th class=\"num\">% of fp16_dense</th>"), std::string::npos);
+  EXPECT_EQ(plain.find("% of SoL"), std::string::npos);
+  r.shapes[0].speed_of_light_ms = *r.shapes[0].median_ms * 0.25;  // 25% of its speed of light
+  const std::string html = sweep_html(r);
+  EXPECT_NE(html.find("<th class=\"num\">% of SoL</th>"), std::string::npos) << html;
+  EXPECT_NE(html.find("<td class=\"num\">25.0</td>"), std::string::npos) << html;
+  const nlohmann::json j = sweep_json(r);
+  EXPECT_DOUBLE_EQ(j["shapes"][0]["pct_of_speed_of_light"].get<double>(), 25.0);
+  EXPECT_TRUE(j["shapes"][1]["speed_of_light_ms"].is_null());
+  SweepReport back;
+  std::string err;
+  ASSERT_TRUE(read_sweep_json(j, &back, &err)) << err;
+  EXPECT_EQ(sweep_html(back), html);
+}
+
 TEST(SweepReport, JsonCarriesEveryShapeAndTheLimit) {
   const SweepReport r = fake_report();
   const nlohmann::json j = sweep_json(r);
