@@ -27,34 +27,22 @@ namespace {
 using fp4arena::ExitCode;
 
 struct CliOptions {
+  /// What the judge is told, bound to the options that map onto it one to one.
+  fp4arena::JudgeOptions judge;
   std::string challenge_dir;
-  std::string solution;
-  std::string language;  // empty: from the solution's file name
   std::string action = "run";
-  int device = 0;
-  std::string arch;
-  std::vector<std::string> cases;
   bool json = false;
-  std::string output;
-  std::string results_dir = "results";
-  std::string author;
   bool no_yardstick = false;
   bool no_progress = false;
-  double timeout = 0;
-  int samples = 0;
-  std::string cache_dir;
   std::string board_out;
   std::string challenges_dir = "challenges";
   std::string buffers = "ring";
   std::string seccomp = "allowlist";
   std::string seed;
-  std::string shapes;
   std::string sweep_file;
   std::string remote;
   std::string remote_dir = "fp4arena";
   std::string remote_judge = "scripts/run_challenge";
-  std::vector<std::string> include_dirs;
-  std::vector<std::string> nvcc_flags;
 };
 
 int code(ExitCode c) {
@@ -136,7 +124,7 @@ int list_challenges(const CliOptions& o) {
 // --action leaderboard: rank every record under --results into --out.
 int leaderboard(const CliOptions& o) {
   fp4arena::LeaderboardOptions lo;
-  lo.results_dir = o.results_dir;
+  lo.results_dir = o.judge.results_dir;
   lo.out_dir = o.board_out.empty() ? "leaderboard" : o.board_out;
   lo.challenges_dir = o.challenges_dir;
   fp4arena::LeaderboardReport report;
@@ -207,7 +195,7 @@ int remote(const CliOptions& o) {
               << o.action << " needs no GPU: run it here\n";
     return code(ExitCode::kUsage);
   }
-  if (!o.shapes.empty() || !o.board_out.empty() || o.challenge_dir[0] == '/') {
+  if (!o.judge.shapes_path.empty() || !o.board_out.empty() || o.challenge_dir[0] == '/') {
     std::cerr << "run_challenge: --remote: give the challenge as the remote checkout names it "
                  "(e.g. challenges/nvfp4_matmul); --shapes and --out are not sent over\n";
     return code(ExitCode::kUsage);
@@ -218,24 +206,26 @@ int remote(const CliOptions& o) {
   r.judge = o.remote_judge;
   if (const char* ssh = std::getenv("FP4ARENA_SSH")) r.ssh = ssh;
   r.challenge_dir = o.challenge_dir;
-  r.solution_path = o.solution;
+  r.solution_path = o.judge.solution_path;
   r.action = o.action;
-  r.results_dir = o.results_dir;
-  r.output_path = o.output;
+  r.results_dir = o.judge.results_dir;
+  r.output_path = o.judge.output_path;
   std::vector<std::string>& a = r.judge_args;
-  for (const std::string& c : o.cases) a.insert(a.end(), {"--case", c});
-  for (const std::string& f : o.nvcc_flags) a.insert(a.end(), {"--nvcc-flag", f});
-  for (const std::string& d : o.include_dirs) a.insert(a.end(), {"--include-dir", d});
+  for (const std::string& c : o.judge.cases) a.insert(a.end(), {"--case", c});
+  for (const std::string& f : o.judge.nvcc_flags) a.insert(a.end(), {"--nvcc-flag", f});
+  for (const std::string& d : o.judge.include_dirs) a.insert(a.end(), {"--include-dir", d});
   if (!o.seed.empty()) a.insert(a.end(), {"--seed", o.seed});
-  if (!o.arch.empty()) a.insert(a.end(), {"--arch", o.arch});
-  if (!o.author.empty()) a.insert(a.end(), {"--author", o.author});
-  if (!o.language.empty()) a.insert(a.end(), {"--language", o.language});
-  if (o.samples != 0) a.insert(a.end(), {"--samples", std::to_string(o.samples)});
-  if (o.timeout > 0) a.insert(a.end(), {"--timeout", std::to_string(o.timeout)});
+  if (!o.judge.arch.empty()) a.insert(a.end(), {"--arch", o.judge.arch});
+  if (!o.judge.author.empty()) a.insert(a.end(), {"--author", o.judge.author});
+  if (!o.judge.language.empty()) a.insert(a.end(), {"--language", o.judge.language});
+  if (o.judge.max_samples != 0)
+    a.insert(a.end(), {"--samples", std::to_string(o.judge.max_samples)});
+  if (o.judge.call_timeout_seconds > 0)
+    a.insert(a.end(), {"--timeout", std::to_string(o.judge.call_timeout_seconds)});
   if (o.no_yardstick) a.push_back("--no-yardstick");
   if (o.json) a.push_back("--json");
-  a.insert(a.end(), {"--device", std::to_string(o.device), "--buffers", o.buffers, "--seccomp",
-                     o.seccomp, "--no-progress"});
+  a.insert(a.end(), {"--device", std::to_string(o.judge.device), "--buffers", o.buffers,
+                     "--seccomp", o.seccomp, "--no-progress"});
   return fp4arena::run_remote(r, std::cerr);
 }
 
@@ -246,8 +236,8 @@ void add_options(CLI::App& app, CliOptions& o) {
   app.add_option("challenge", o.challenge_dir,
                  "Challenge folder holding spec.json (e.g. challenges/nvfp4_matmul); for "
                  "--action list, the folder of challenges (default: challenges)");
-  app.add_option("-s,--solution", o.solution, "The solution's .cu file (one file)");
-  app.add_option("-l,--language", o.language,
+  app.add_option("-s,--solution", o.judge.solution_path, "The solution's .cu file (one file)");
+  app.add_option("-l,--language", o.judge.language,
                  "Solution language: cuda, triton or pytorch (default: from the file name; a .py "
                  "file is Python)")
       ->capture_default_str();
@@ -265,26 +255,26 @@ void add_options(CLI::App& app, CliOptions& o) {
       ->check(CLI::IsMember({"check", "test", "run", "submit", "list", "leaderboard", "sanitize",
                              "profile", "dump", "sweep", "report"}))
       ->capture_default_str();
-  app.add_option("-d,--device", o.device, "CUDA device index")->capture_default_str();
-  app.add_option("--arch", o.arch,
+  app.add_option("-d,--device", o.judge.device, "CUDA device index")->capture_default_str();
+  app.add_option("--arch", o.judge.arch,
                  "Compile for this architecture (sm_90a, sm_100a, ...); default: the device's "
                  "own, or sm_90a without a GPU");
-  app.add_option("-c,--case", o.cases, "Only run this case (repeatable)");
+  app.add_option("-c,--case", o.judge.cases, "Only run this case (repeatable)");
   app.add_option("--seed", o.seed,
                  "Replay --case with this seed instead of its own (every failure report prints "
                  "the seed of the failing call)");
-  app.add_option("-I,--include-dir", o.include_dirs,
+  app.add_option("-I,--include-dir", o.judge.include_dirs,
                  "An extra include folder for nvcc (repeatable), e.g. CUTLASS's include/");
   app.add_option(
-         "--nvcc-flag", o.nvcc_flags,
+         "--nvcc-flag", o.judge.nvcc_flags,
          "An extra nvcc flag (repeatable) from the allow-list: -maxrregcount=N, -DNAME[=V], "
          "-UNAME, --use_fast_math, -Xptxas=-v")
       ->allow_extra_args(false);
   app.add_flag("--json", o.json,
                "Print the record as JSON on stdout (the summary stays on stderr)");
-  app.add_option("-o,--output", o.output,
+  app.add_option("-o,--output", o.judge.output_path,
                  "submit: write the record here instead of results/<challenge>/<device>/");
-  app.add_option("--results", o.results_dir, "submit, leaderboard: the results folder")
+  app.add_option("--results", o.judge.results_dir, "submit, leaderboard: the results folder")
       ->capture_default_str();
   app.add_option("--out", o.board_out,
                  "leaderboard: where leaderboard.{md,html,json} go (default leaderboard); dump: "
@@ -309,7 +299,7 @@ void add_output_options(CLI::App& app, CliOptions& o) {
   app.add_option("--sweep", o.sweep_file,
                  "report: the sweep.json whose sweep.html and sweep.svg are rebuilt (beside it, "
                  "or into --out)");
-  app.add_option("--shapes", o.shapes,
+  app.add_option("--shapes", o.judge.shapes_path,
                  "sweep, test: a JSON file holding an array of shapes, each like a spec's "
                  "benchmark entry (name, generator, seed, every dim, optional params), instead "
                  "of the spec's sweep list (sweep) or its tests (test)");
@@ -317,12 +307,13 @@ void add_output_options(CLI::App& app, CliOptions& o) {
                  "leaderboard: the folder of challenges whose spec.json each record's metric must "
                  "match (an empty string: no check)")
       ->capture_default_str();
-  app.add_option("--author", o.author, "Author recorded in the submit record");
+  app.add_option("--author", o.judge.author, "Author recorded in the submit record");
   app.add_flag("--no-yardstick", o.no_yardstick,
                "submit, sweep: skip the challenge's yardstick (cuBLAS, a device copy, ...)");
   app.add_flag("--no-progress", o.no_progress, "No live progress line on stderr");
-  app.add_option("--timeout", o.timeout, "Per-call time limit in seconds (default: the spec's)");
-  app.add_option("--samples", o.samples,
+  app.add_option("--timeout", o.judge.call_timeout_seconds,
+                 "Per-call time limit in seconds (default: the spec's)");
+  app.add_option("--samples", o.judge.max_samples,
                  "run, sweep: at most this many timed samples per benchmark (1-15; a quicker "
                  "look, every output still checked); submit keeps the spec's rule");
   app.add_option("--buffers", o.buffers,
@@ -338,7 +329,7 @@ void add_output_options(CLI::App& app, CliOptions& o) {
                  "the allowlist's)")
       ->check(CLI::IsMember({"denylist", "allowlist"}))
       ->capture_default_str();
-  app.add_option("--cache-dir", o.cache_dir,
+  app.add_option("--cache-dir", o.judge.cache_dir,
                  "Compiled-solution cache (default: $FP4ARENA_CACHE_DIR or ~/.cache/fp4arena)");
   app.set_version_flag("--version", std::string("run_challenge (fp4arena) ") + FP4ARENA_VERSION);
 }
@@ -347,15 +338,16 @@ void add_output_options(CLI::App& app, CliOptions& o) {
 // message is printed).
 int check_options(const CliOptions& o) {
   fp4arena::Language lang;
-  if (!o.language.empty() && !fp4arena::parse_language(o.language, &lang)) {
-    std::cerr << "run_challenge: --language: expected cuda, triton or pytorch, got '" << o.language
-              << "'\n";
+  if (!o.judge.language.empty() && !fp4arena::parse_language(o.judge.language, &lang)) {
+    std::cerr << "run_challenge: --language: expected cuda, triton or pytorch, got '"
+              << o.judge.language << "'\n";
     return code(ExitCode::kUsage);
   }
-  if (!o.language.empty() && !o.solution.empty() &&
-      fp4arena::is_python(lang) != fp4arena::ends_with(o.solution, ".py")) {
-    std::cerr << "run_challenge: --language " << o.language << " does not fit --solution '"
-              << o.solution << "': Triton and PyTorch solutions are .py files, CUDA ones are not\n";
+  if (!o.judge.language.empty() && !o.judge.solution_path.empty() &&
+      fp4arena::is_python(lang) != fp4arena::ends_with(o.judge.solution_path, ".py")) {
+    std::cerr << "run_challenge: --language " << o.judge.language << " does not fit --solution '"
+              << o.judge.solution_path
+              << "': Triton and PyTorch solutions are .py files, CUDA ones are not\n";
     return code(ExitCode::kUsage);
   }
   if (o.challenge_dir.empty()) {
@@ -363,23 +355,25 @@ int check_options(const CliOptions& o) {
                  "see --help\n";
     return code(ExitCode::kUsage);
   }
-  if (o.solution.empty() && o.action != "dump") {
+  if (o.judge.solution_path.empty() && o.action != "dump") {
     std::cerr << "run_challenge: --solution: missing; give the .cu file to judge\n";
     return code(ExitCode::kUsage);
   }
-  if (!o.solution.empty() && is_dir(o.solution)) {
-    std::cerr << "run_challenge: --solution: '" << o.solution
+  if (!o.judge.solution_path.empty() && is_dir(o.judge.solution_path)) {
+    std::cerr << "run_challenge: --solution: '" << o.judge.solution_path
               << "' is a folder; give the solution's .cu file\n";
     return code(ExitCode::kUsage);
   }
-  if (!(o.timeout >= 0) || o.timeout > fp4arena::kMaxCallTimeoutSeconds) {
+  if (!(o.judge.call_timeout_seconds >= 0) ||
+      o.judge.call_timeout_seconds > fp4arena::kMaxCallTimeoutSeconds) {
     std::cerr << "run_challenge: --timeout: expected a number of seconds in (0, "
               << fp4arena::kMaxCallTimeoutSeconds << "]\n";
     return code(ExitCode::kUsage);
   }
-  if (o.samples != 0 && (o.samples < 1 || o.samples > 15 || o.action == "submit")) {
+  if (o.judge.max_samples != 0 &&
+      (o.judge.max_samples < 1 || o.judge.max_samples > 15 || o.action == "submit")) {
     std::cerr << "run_challenge: --samples: expected 1 to 15 with --action run or sweep, got "
-              << o.samples << " with --action " << o.action << "\n";
+              << o.judge.max_samples << " with --action " << o.action << "\n";
     return code(ExitCode::kUsage);
   }
   // Options an action would silently ignore are refused: --json prints a record, --output
@@ -390,7 +384,7 @@ int check_options(const CliOptions& o) {
     std::vector<std::string> actions;
   } scoped[] = {
       {o.json, "--json", {"test", "run", "submit", "sanitize", "profile", "sweep"}},
-      {!o.output.empty(), "--output", {"submit"}},
+      {!o.judge.output_path.empty(), "--output", {"submit"}},
       {!o.board_out.empty(), "--out", {"dump", "sweep", "profile", "leaderboard", "report"}},
   };
   for (const auto& s : scoped) {
@@ -426,32 +420,16 @@ bool parse_seed(const CliOptions& o, uint64_t* seed) {
   return true;
 }
 
-// What the judge is asked to do, from the command line.
+// The judge's options: those bound one to one, and the ones the command line spells otherwise.
 fp4arena::JudgeOptions judge_options(const CliOptions& o, uint64_t seed) {
-  fp4arena::JudgeOptions j;
+  fp4arena::JudgeOptions j = o.judge;
   j.challenge_dir = o.challenge_dir;
-  j.solution_path = o.solution;
   fp4arena::parse_action(o.action, &j.action);
   j.has_seed = !o.seed.empty();
   j.seed = seed;
-  j.dump_dir = o.board_out;
-  j.sweep_dir = o.board_out;
-  j.profile_dir = o.board_out;
-  j.shapes_path = o.shapes;
-  j.include_dirs = o.include_dirs;
-  j.nvcc_flags = o.nvcc_flags;
-  j.device = o.device;
-  j.arch = o.arch;
-  j.cases = o.cases;
-  j.output_path = o.output;
-  j.results_dir = o.results_dir;
-  j.author = o.author;
-  j.language = o.language;
+  j.dump_dir = j.sweep_dir = j.profile_dir = o.board_out;
   j.yardstick = !o.no_yardstick;
   j.progress = !o.no_progress;
-  j.call_timeout_seconds = o.timeout;
-  j.max_samples = o.samples;
-  j.cache_dir = o.cache_dir;
   j.buffers = o.buffers == "fresh" ? fp4arena::BufferMode::kFresh : fp4arena::BufferMode::kRing;
   j.seccomp_allowlist = o.seccomp == "allowlist";
   return j;
