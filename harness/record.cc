@@ -40,15 +40,6 @@ constexpr size_t kMaxName = 256;        // bytes of a name, path or author the b
 constexpr size_t kMaxExpression = 256;  // bytes of a workload expression
 constexpr int kMaxExpressionDepth = 32;
 
-const char* const kVerdictsV1[] = {"passed",         "wrong_answer",  "out_of_bounds_write",
-                                   "input_modified", "timing_escape", "thread_escape",
-                                   "crashed",        "cuda_error",    "timeout",
-                                   "early_exit",     "not_run"};
-const char* const kVerdictsV2[] = {"passed",          "wrong_answer",  "out_of_bounds_write",
-                                   "input_modified",  "timing_escape", "thread_escape",
-                                   "timing_mismatch", "crashed",       "cuda_error",
-                                   "timeout",         "early_exit",    "not_run"};
-
 // JSON text of a value from a record, for messages: never throws, whatever the strings hold.
 std::string dump_text(const json& j) {
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
@@ -286,9 +277,10 @@ class FieldReader {
   const json empty_array_ = json::array();
 };
 
-template <size_t N>
-bool known_verdict(const char* const (&list)[N], const std::string& v) {
-  return std::find(std::begin(list), std::end(list), v) != std::end(list);
+// A verdict name of verdict.h; a v1 record (judge 0.1) predates timing_mismatch.
+bool known_verdict(const std::string& v, bool v1) {
+  Verdict parsed;
+  return parse_verdict(v, &parsed) && !(v1 && parsed == Verdict::kTimingMismatch);
 }
 
 std::string case_failure(const char* kind, size_t i, const std::string& name,
@@ -479,7 +471,7 @@ TestRow read_test_v2(FieldReader& f, const json& t, const std::string& path) {
   std::map<std::string, std::int64_t> dims;
   read_dims(f, t, path, &dims);
   row.verdict = f.string(t, path, "verdict");
-  if (f.ok() && !known_verdict(kVerdictsV2, row.verdict))
+  if (f.ok() && !known_verdict(row.verdict, false))
     f.fail("field " + path + ".verdict \"" + shorten(row.verdict, 40) + "\" is not a verdict");
   row.why = f.string(t, path, "reason", kMaxRecordBytes);
   const json& outputs = f.array(t, path, "outputs");
@@ -507,7 +499,7 @@ RecordCase read_benchmark_v2(FieldReader& f, const json& b, const std::string& p
   read_dims(f, b, path, &c.dims);
   c.workload = f.number(b, path, "workload");
   c.verdict = f.string(b, path, "verdict");
-  if (f.ok() && !known_verdict(kVerdictsV2, c.verdict))
+  if (f.ok() && !known_verdict(c.verdict, false))
     f.fail("field " + path + ".verdict \"" + shorten(c.verdict, 40) + "\" is not a verdict");
   *why = f.string(b, path, "reason", kMaxRecordBytes);
   f.integer_in(b, path, "calls", 0, INT64_MAX);
@@ -609,7 +601,7 @@ TestRow read_test_v1(FieldReader& f, const json& t, const std::string& path) {
   row.name = f.string(t, path, "name");
   for (const char* dim : {"M", "N", "K", "seed", "mismatches", "elements"}) f.integer(t, path, dim);
   row.verdict = f.string(t, path, "verdict");
-  if (f.ok() && !known_verdict(kVerdictsV1, row.verdict))
+  if (f.ok() && !known_verdict(row.verdict, true))
     f.fail("field " + path + ".verdict \"" + shorten(row.verdict, 40) + "\" is not a verdict");
   row.why = f.string(t, path, "reason", kMaxRecordBytes);
   for (const char* key : {"max_abs_err", "max_rel_err", "wall_ms"}) f.number_or_null(t, path, key);
@@ -624,7 +616,7 @@ RecordCase read_benchmark_v1(FieldReader& f, const json& b, const std::string& p
   for (const char* dim : {"M", "N", "K"}) c.dims[dim] = f.integer_in(b, path, dim, 1, INT32_MAX);
   c.workload = f.number(b, path, "flops");
   c.verdict = f.string(b, path, "verdict");
-  if (f.ok() && !known_verdict(kVerdictsV1, c.verdict))
+  if (f.ok() && !known_verdict(c.verdict, true))
     f.fail("field " + path + ".verdict \"" + shorten(c.verdict, 40) + "\" is not a verdict");
   *why = f.string(b, path, "reason", kMaxRecordBytes);
   f.integer(b, path, "samples");
