@@ -133,9 +133,10 @@ double max_finite(DType t) {
   }
 }
 
-// The code the poison left in element i.
+// The code the poison left in element i: element i % 2 of a poisoned run (the parity picks an
+// E2M1 nibble), so the run holds two elements of the widest type (fp32, int32).
 uint32_t poison_code(DType t, Poison p, int64_t i) {
-  uint8_t fill[4];
+  uint8_t fill[8];
   std::memset(fill, dtype_has_nan_poison(t) ? 0xFF : p.byte, sizeof fill);
   return element_code(t, fill, i % 2);
 }

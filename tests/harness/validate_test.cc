@@ -181,6 +181,13 @@ TEST(Validate, FloatAndBf16Outputs) {
                                   bytes(out.data()), Poison{}, nullptr, Poison{}, e);
   EXPECT_EQ(r.mismatches, 1);
   EXPECT_EQ(r.nonfinite, 1);
+  // An FP32 element at an odd index left as the poison is unwritten, not a NaN the solution
+  // wrote (the poison's code was once read past a 4-byte buffer for it).
+  const uint32_t poison = 0xFFFFFFFFu;
+  std::memcpy(&out[1], &poison, sizeof poison);
+  r = compare_output(out_param(DType::kFp32, CompareKind::kTolerance), 1, 2, bytes(out.data()),
+                     Poison{}, nullptr, Poison{}, e);
+  EXPECT_EQ(r.unwritten, 1);
   std::vector<uint16_t> bf = {0x3F80, 0xFFFF};  // 1.0, poison
   r = compare_output(out_param(DType::kBf16, CompareKind::kTolerance), 1, 2, bytes(bf.data()),
                      Poison{}, nullptr, Poison{}, e);
