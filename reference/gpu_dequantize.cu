@@ -29,39 +29,56 @@ __device__ void StageTables(const DecodeTables* __restrict__ tables, SharedTable
   __syncthreads();
 }
 
-// One thread per packed byte, two outputs each; a 16-block spans 8 bytes.
-__global__ void DequantizeNvfp4Kernel(const uint8_t* __restrict__ packed,
-                                      const uint8_t* __restrict__ scales, size_t bytes,
-                                      const DecodeTables* __restrict__ tables,
-                                      float2* __restrict__ out) {
+// One thread per packed byte, two outputs each: the byte's two E2M1 codes times the scales
+// `scales_of(t, i)` gives for its two elements.
+template <class ScalesOf>
+__device__ void DequantizeBytes(const uint8_t* __restrict__ packed, size_t bytes,
+                                const DecodeTables* __restrict__ tables, ScalesOf scales_of,
+                                float2* __restrict__ out) {
   __shared__ SharedTables t;
   StageTables(tables, &t);
   const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
   for (size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < bytes;
        i += stride) {
-    const float s = t.e4m3[scales[i / 8]];
+    const float2 s = scales_of(t, i);
     const uint8_t b = packed[i];
-    out[i] = make_float2(t.e2m1[b & 0xF] * s, t.e2m1[b >> 4] * s);
+    out[i] = make_float2(t.e2m1[b & 0xF] * s.x, t.e2m1[b >> 4] * s.y);
   }
 }
 
-// One thread per packed byte; the two elements of a byte may sit in different groups when
-// group_size is odd, so each looks up its own scale.
+// NVFP4: one E4M3 scale per 16-block, which spans 8 bytes.
+struct E4m3BlockScales {
+  const uint8_t* __restrict__ scales;
+  __device__ float2 operator()(const SharedTables& t, size_t i) const {
+    const float s = t.e4m3[scales[i / 8]];
+    return make_float2(s, s);
+  }
+};
+
+// FP16 group scales: the two elements of a byte may sit in different groups when group_size
+// is odd, so each looks up its own scale.
+struct HalfGroupScales {
+  const __half* __restrict__ scales;
+  size_t group_size;
+  __device__ float2 operator()(const SharedTables&, size_t i) const {
+    return make_float2(__half2float(scales[2 * i / group_size]),
+                       __half2float(scales[(2 * i + 1) / group_size]));
+  }
+};
+
+__global__ void DequantizeNvfp4Kernel(const uint8_t* __restrict__ packed,
+                                      const uint8_t* __restrict__ scales, size_t bytes,
+                                      const DecodeTables* __restrict__ tables,
+                                      float2* __restrict__ out) {
+  DequantizeBytes(packed, bytes, tables, E4m3BlockScales{scales}, out);
+}
+
 __global__ void DequantizeE2m1HalfScalesKernel(const uint8_t* __restrict__ packed,
                                                const __half* __restrict__ scales, size_t bytes,
                                                size_t group_size,
                                                const DecodeTables* __restrict__ tables,
                                                float2* __restrict__ out) {
-  __shared__ SharedTables t;
-  StageTables(tables, &t);
-  const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
-  for (size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < bytes;
-       i += stride) {
-    const uint8_t b = packed[i];
-    const float s0 = __half2float(scales[2 * i / group_size]);
-    const float s1 = __half2float(scales[(2 * i + 1) / group_size]);
-    out[i] = make_float2(t.e2m1[b & 0xF] * s0, t.e2m1[b >> 4] * s1);
-  }
+  DequantizeBytes(packed, bytes, tables, HalfGroupScales{scales, group_size}, out);
 }
 
 __global__ void DecodeE4m3Kernel(const uint8_t* __restrict__ codes, size_t n,
