@@ -131,6 +131,8 @@ bool window_study(const fp4arena::PreCall& pre, const std::string& dir,
 }
 
 int main() {
+  // Line-buffered even into a file: a run cut short by a time limit keeps its finished rows.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   int sms = 0;
   cudaDeviceProp prop;
   fp4arena::bench::require_sm90(kProgram, "cp.async.bulk", &sms, &prop);

@@ -20,6 +20,8 @@
 #include "tests/bench/judge_timing.cuh"
 
 int main(int argc, char** argv) {
+  // Line-buffered even into a file: a run cut short by a time limit keeps its finished rows.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   constexpr const char* kProgram = "fp4arena_timing_check";
   int samples = 21;
   std::vector<std::string> args;
