@@ -345,7 +345,7 @@ ExitCode Session::run_python(Language lang) {
        << ") | " << opts_.solution_path << " (" << language_name(lang) << ")\n";
   PythonCheck pc;
   std::string err;
-  if (!check_python_solution(spec_, opts_.solution_path, source_, &pc, &err)) {
+  if (!check_python_solution(spec_, opts_.solution_path, &pc, &err)) {
     log_ << "fp4arena: " << err << "\n";
     return ExitCode::kInternal;
   }

@@ -27,6 +27,8 @@ except SyntaxError as e:
     out["syntax"] = "%s:%s:%s: %s" % (path, e.lineno, e.offset, e.msg)
 except (OSError, ValueError) as e:
     out["syntax"] = "%s: %s" % (path, e)
+except (RecursionError, MemoryError) as e:
+    out["syntax"] = "%s: too deeply nested or too large for the parser (%s)" % (path, type(e).__name__)
 else:
     defs = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == fn]
     if defs:
@@ -118,9 +120,8 @@ std::string python_prototype(const Spec& spec) {
   return s + ")";
 }
 
-bool check_python_solution(const Spec& spec, const std::string& path, const std::string& source,
-                           PythonCheck* out, std::string* err) {
-  (void)source;
+bool check_python_solution(const Spec& spec, const std::string& path, PythonCheck* out,
+                           std::string* err) {
   std::string text;
   bool timed_out = false;
   const int status = run_capture_with_timeout({python3(), "-I", "-c", kReader, spec.function, path},

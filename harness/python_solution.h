@@ -37,10 +37,10 @@ struct PythonCheck {
 std::string python_prototype(const Spec& spec);
 
 /// Reads `path` with python3 (`python3` in PATH, or $FP4ARENA_PYTHON) and checks it against
-/// `spec`; `source` is the file's text (for the import of triton). False + *err only when
-/// python3 cannot be run at all (the message says what to install); a file that does not
-/// pass is `ok == false` with its `error`.
-bool check_python_solution(const Spec& spec, const std::string& path, const std::string& source,
-                           PythonCheck* out, std::string* err);
+/// `spec`. False + *err only when python3 cannot be run at all (the message says what to
+/// install); a file that does not pass, or that its parser cannot read, is `ok == false` with
+/// its `error`.
+bool check_python_solution(const Spec& spec, const std::string& path, PythonCheck* out,
+                           std::string* err);
 
 }  // namespace fp4arena

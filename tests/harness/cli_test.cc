@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "harness/judge.h"
+#include "tests/judge_run.h"
 #include "tests/test_util.h"
 
 namespace fp4arena {
@@ -286,6 +287,16 @@ TEST(Cli, PythonSolutionsAreCheckedByPythonsParser) {
   EXPECT_EQ(r.exit_code, int(ExitCode::kCompileError)) << r.output;
   EXPECT_NE(r.output.find("the solution is not valid Python: " + dir + "syntax_error.py:2:"),
             std::string::npos)
+      << r.output;
+
+  // A file nested past what python3's parser can take (MemoryError or RecursionError, not a
+  // SyntaxError) is refused the same way, not as the judge's own failure.
+  const std::string deep = testing_util::unique_temp_dir("deep_py") + "/deep.py";
+  std::ofstream(deep) << "x = " << std::string(100000, '-') << "1\n\n\ndef solve(a, a_scales, b, "
+                      << "b_scales, alpha, c, M, N, K):\n    pass\n";
+  r = check(deep);
+  EXPECT_EQ(r.exit_code, int(ExitCode::kCompileError)) << r.output;
+  EXPECT_NE(r.output.find("too deeply nested or too large for the parser"), std::string::npos)
       << r.output;
 
   r = check(dir + "no_solve.py");
