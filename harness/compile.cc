@@ -44,11 +44,6 @@ std::string env(const char* name) {
   return v ? v : "";
 }
 
-std::string dir_of(const std::string& path) {
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos ? "." : path.substr(0, slash);
-}
-
 bool is_digit(char c) {
   return c >= '0' && c <= '9';
 }

@@ -77,8 +77,7 @@ bool check_output_path(const std::string& path, std::string* err) {
     }
     return true;
   }
-  size_t slash = path.rfind('/');
-  std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  const std::string dir = dir_of(path);
   if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
     *err = "the folder " + dir + " does not exist";
     return false;
@@ -340,9 +339,13 @@ bool Session::open_device(JudgeOutcome* outcome) {
   return true;
 }
 
-ExitCode Session::run_python(Language lang) {
+void Session::log_banner(const std::string& after) {
   log_ << "fp4arena " << FP4ARENA_VERSION << " | " << spec_.name << " (spec v" << spec_.spec_version
-       << ") | " << opts_.solution_path << " (" << language_name(lang) << ")\n";
+       << ") | " << opts_.solution_path << after << "\n";
+}
+
+ExitCode Session::run_python(Language lang) {
+  log_banner(std::string(" (") + language_name(lang) + ")");
   PythonCheck pc;
   std::string err;
   if (!check_python_solution(spec_, opts_.solution_path, &pc, &err)) {
@@ -375,8 +378,7 @@ bool Session::compile_step(JudgeOutcome* outcome) {
   copts.extra_flags = opts_.nvcc_flags;
   device_.arch = copts.arch;
 
-  log_ << "fp4arena " << FP4ARENA_VERSION << " | " << spec_.name << " (spec v" << spec_.spec_version
-       << ") | " << opts_.solution_path << "\n";
+  log_banner("");
   progress("compile  ...");
   const bool compiled = compile_solution(spec_, opts_.solution_path, copts, &compiled_, &err);
   nvcc_version_ = compiled_.nvcc_version;  // from the compile's own nvcc --version

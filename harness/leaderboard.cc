@@ -84,18 +84,15 @@ std::string case_cell(const SubmitRecord& r, const std::string& name, const std:
   return fixed(*c->value, 1) + (more.empty() ? "" : open + "(" + more + ")" + close);
 }
 
-// True when some entry of `g` has a note: the HTML column is shown only then.
-bool has_notes(const BoardGroup& g) {
-  for (const BoardEntry& e : g.entries)
-    if (!e.notes.empty()) return true;
-  return false;
-}
-
-// True when some entry of `g` names its author: the column is shown only then.
+// True when some entry of `g` names its author (has a note): the column is shown only then
+// (the notes column in the HTML page).
 bool has_authors(const BoardGroup& g) {
-  for (const BoardEntry& e : g.entries)
-    if (!e.record.author.empty()) return true;
-  return false;
+  return std::any_of(g.entries.begin(), g.entries.end(),
+                     [](const BoardEntry& e) { return !e.record.author.empty(); });
+}
+bool has_notes(const BoardGroup& g) {
+  return std::any_of(g.entries.begin(), g.entries.end(),
+                     [](const BoardEntry& e) { return !e.notes.empty(); });
 }
 
 std::string ratio_cell(const BoardEntry& e) {

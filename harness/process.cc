@@ -19,6 +19,8 @@
 #include <utility>
 #include <vector>
 
+#include "harness/text.h"
+
 namespace fp4arena {
 
 namespace {
@@ -156,9 +158,7 @@ std::string self_exe_dir() {
   char buf[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
   if (n <= 0) return ".";
-  std::string p(buf, static_cast<size_t>(n));
-  size_t slash = p.rfind('/');
-  return slash == std::string::npos ? "." : p.substr(0, slash);
+  return dir_of(std::string(buf, static_cast<size_t>(n)));
 }
 
 bool is_executable(const std::string& path) {

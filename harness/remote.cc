@@ -17,6 +17,7 @@
 #include "harness/judge.h"
 #include "harness/process.h"
 #include "harness/record.h"
+#include "harness/text.h"
 
 namespace fp4arena {
 namespace {
@@ -66,8 +67,7 @@ int ssh(const RemoteOptions& o, const std::string& command, const std::string& i
 // include by a relative name. False with *err when there are too many or too much.
 bool bundle(const std::string& solution, std::vector<std::string>* files, std::string* err) {
   files->push_back(solution);
-  const size_t slash = solution.rfind('/');
-  const std::string dir = slash == std::string::npos ? "." : solution.substr(0, slash);
+  const std::string dir = dir_of(solution);
   DIR* d = opendir(dir.c_str());
   if (!d) {
     *err = "cannot read the solution's folder " + dir;
@@ -99,11 +99,6 @@ bool bundle(const std::string& solution, std::vector<std::string>* files, std::s
     return false;
   }
   return true;
-}
-
-std::string base_name(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
 // Every option that goes into the remote command line, checked; "" when all are safe.

@@ -169,10 +169,7 @@ int report(const CliOptions& o) {
     rep.title = spec.title;
   }
   err.clear();
-  const size_t slash = o.sweep_file.rfind('/');
-  const std::string dir = !o.board_out.empty()         ? o.board_out
-                          : slash == std::string::npos ? "."
-                                                       : o.sweep_file.substr(0, slash);
+  const std::string dir = !o.board_out.empty() ? o.board_out : fp4arena::dir_of(o.sweep_file);
   if (!fp4arena::make_dirs(dir, &err) ||
       !fp4arena::write_file_atomic(dir + "/sweep.html", fp4arena::sweep_html(rep), &err) ||
       !fp4arena::write_file_atomic(dir + "/sweep.svg", fp4arena::sweep_svg(rep), &err)) {

@@ -202,6 +202,8 @@ class Session {
   bool add_random_tests();
   bool open_device(JudgeOutcome* outcome);
   bool compile_step(JudgeOutcome* outcome);
+  // The run's first line: judge version, challenge, spec version, solution, then `after`.
+  void log_banner(const std::string& after);
   // A Python solution (harness/python_solution.h): checked by python3's parser; the GPU
   // actions are refused until the Python worker exists.
   ExitCode run_python(Language lang);

@@ -72,12 +72,6 @@ std::string tick_text(double v, double step) {
   return fixed(v, prec);
 }
 
-// The solution's name as the legend shows it: the file name without folders.
-std::string solution_stem(const std::string& path) {
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
 }  // namespace
 
 std::optional<double> SweepShape::ratio() const {
@@ -348,7 +342,7 @@ void chart_legend(std::ostringstream& h, const SweepReport& r, const SweepChartL
   h << "<g class=\"legend\">\n";
   h << "<rect class=\"solution\" x=\"" << fixed(l.plot_left, 1) << "\" y=\"" << fixed(ly + 3, 1)
     << "\" width=\"14\" height=\"12\"/><text x=\"" << fixed(l.plot_left + 20, 1) << "\" y=\""
-    << fixed(ly + 13, 1) << "\">solution: " << esc(solution_stem(r.solution_path));
+    << fixed(ly + 13, 1) << "\">solution: " << esc(base_name(r.solution_path));
   // A chart on its own (a README's image) says where it was measured.
   const std::string device_name = field_text(r.device, "name");
   if (standalone && !device_name.empty()) h << ", on " << esc(device_name);

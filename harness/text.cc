@@ -52,6 +52,16 @@ std::string valid_utf8(const std::string& s) {
   return out;
 }
 
+std::string dir_of(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+}
+
+std::string base_name(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
 bool starts_with(const std::string& s, const std::string& affix) {
   return s.compare(0, affix.size(), affix) == 0;
 }

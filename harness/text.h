@@ -17,6 +17,11 @@ std::string shorten(const std::string& s, std::size_t max);
 /// that a file name of any bytes can be shown and written to JSON.
 std::string valid_utf8(const std::string& s);
 
+/// The folder part of `path`: "." where it has none, "/" for a file of the root.
+std::string dir_of(const std::string& path);
+/// The last component of `path` (all of it where it has no '/').
+std::string base_name(const std::string& path);
+
 /// True when `s` begins (ends) with `affix`.
 bool starts_with(const std::string& s, const std::string& affix);
 bool ends_with(const std::string& s, const std::string& affix);

@@ -10,14 +10,10 @@
 
 #include "harness/compile.h"
 #include "harness/process.h"
+#include "harness/text.h"
 
 namespace fp4arena {
 namespace {
-
-std::string dir_of(const std::string& path) {
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos ? "." : path.substr(0, slash);
-}
 
 // Splits one CSV line with double-quoted fields.
 std::vector<std::string> split_csv(const std::string& line) {
