@@ -124,8 +124,13 @@ bool check_python_solution(const Spec& spec, const std::string& path, PythonChec
                            std::string* err) {
   std::string text;
   bool timed_out = false;
-  const int status = run_capture_with_timeout({python3(), "-I", "-c", kReader, spec.function, path},
-                                              60, &text, &timed_out);
+  // The file is only parsed, but a hostile one could still make the parser grow without end:
+  // a time and an address-space limit, as for nvcc.
+  ChildLimits limits;
+  limits.timeout_seconds = 60;
+  limits.address_space_bytes = uint64_t(4) << 30;
+  const int status = run_capture_limited({python3(), "-I", "-c", kReader, spec.function, path},
+                                         limits, &text, &timed_out);
   if (status == -1 || status == 127) {
     *err = python3() +
            " could not be run: a Python solution is read by python3 (apt-get install "
