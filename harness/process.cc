@@ -25,14 +25,11 @@ namespace fp4arena {
 
 namespace {
 
-// One implementation for both entry points; a limit <= 0 means none (and no process group
-// of its own, so that Ctrl-C at a terminal still reaches the child).
-namespace {
-
 // In the forked child: its own process group when limited, output to the pipe's write end,
-// the resource limits, then exec. Never returns.
-[[noreturn]] void exec_child(const std::vector<std::string>& argv, const ChildLimits& limits,
-                             int out_fd) {
+// the resource limits, then exec. Never returns. Nothing here allocates: the argument array is
+// built before the fork, since past a lowered RLIMIT_AS a malloc may fail (a sanitizer's
+// allocator, which reserves terabytes of shadow, always does).
+[[noreturn]] void exec_child(char* const* args, const ChildLimits& limits, int out_fd) {
   if (limits.timeout_seconds > 0) setpgid(0, 0);
   dup2(out_fd, 1);
   dup2(out_fd, 2);
@@ -47,14 +44,11 @@ namespace {
     rl.rlim_cur = want;
     rl.rlim_max = want;
     if (setrlimit(resource, &rl) != 0) {
-      dprintf(2, "cannot limit the resources of %s: %s\n", argv[0].c_str(), std::strerror(errno));
+      dprintf(2, "cannot limit the resources of %s: %s\n", args[0], std::strerror(errno));
       _exit(127);
     }
   }
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  execvp(args[0], args.data());
+  execvp(args[0], args);
   dprintf(2, "cannot run %s: %s\n", args[0], std::strerror(errno));
   _exit(127);
 }
@@ -100,8 +94,6 @@ bool read_child_output(int fd, pid_t pid, double timeout_seconds, std::string* o
   return killed;
 }
 
-}  // namespace
-
 int run_child(const std::vector<std::string>& argv, const ChildLimits& limits, std::string* output,
               bool* timed_out) {
   output->clear();
@@ -111,6 +103,9 @@ int run_child(const std::vector<std::string>& argv, const ChildLimits& limits, s
     *output = std::string("pipe: ") + std::strerror(errno);
     return -1;
   }
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
   pid_t pid = fork();
   if (pid < 0) {
     *output = std::string("fork: ") + std::strerror(errno);
@@ -118,7 +113,7 @@ int run_child(const std::vector<std::string>& argv, const ChildLimits& limits, s
     close(fds[1]);
     return -1;
   }
-  if (pid == 0) exec_child(argv, limits, fds[1]);
+  if (pid == 0) exec_child(args.data(), limits, fds[1]);
   // Both sides set the group, so that a kill never races the child's own setpgid.
   if (limits.timeout_seconds > 0) setpgid(pid, pid);
   close(fds[1]);

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <fstream>
 #include <utility>
 
 #include "tests/test_util.h"
@@ -736,6 +737,28 @@ TEST(CompileHelpers, ChildLimitsReachTheChildAndWhatItStarts) {
   ASSERT_EQ(stat((dir + "/big").c_str(), &st), 0);
   EXPECT_EQ(st.st_size, 1 << 20);
   EXPECT_TRUE(remove_tree(dir));
+}
+
+// The forked child lowers RLIMIT_AS below what the judge's own process already maps (a
+// sanitizer build maps terabytes of shadow), so it may not allocate after that: here 50000
+// arguments, an argument array of 400 KB, which malloc would take with a fresh mmap.
+TEST(CompileHelpers, ALimitBelowTheJudgesOwnSizeStillStartsTheChild) {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  uint64_t vm_kib = 0;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmSize:", 0) == 0) vm_kib = std::stoull(line.substr(7));
+  }
+  const uint64_t limit_bytes = uint64_t(48) << 20;
+  if (vm_kib * 1024 <= limit_bytes) GTEST_SKIP() << "this process maps only " << vm_kib << " KiB";
+  ChildLimits limits;
+  limits.timeout_seconds = 30;
+  limits.address_space_bytes = limit_bytes;
+  std::vector<std::string> argv = {"true"};
+  argv.resize(50000, "x");
+  std::string out;
+  bool timed_out = false;
+  EXPECT_EQ(run_capture_limited(argv, limits, &out, &timed_out), 0) << out;
 }
 
 TEST(CompileHelpers, CapturedOutputIsCapped) {
