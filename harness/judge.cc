@@ -423,9 +423,12 @@ void Session::print_device() {
   log_ << "\n";
 }
 
-nlohmann::json Session::record_json(const std::vector<nlohmann::json>& tests,
-                                    const std::vector<nlohmann::json>& benches, const Score& score,
+nlohmann::json Session::record_json(const std::vector<TestResult>& tests,
+                                    const std::vector<BenchmarkResult>& benches, const Score& score,
                                     bool all_passed) const {
+  nlohmann::json tests_j = nlohmann::json::array(), benches_j = nlohmann::json::array();
+  for (const TestResult& t : tests) tests_j.push_back(to_json(t));
+  for (const BenchmarkResult& b : benches) benches_j.push_back(to_json(b));
   nlohmann::json headers = nlohmann::json::array();
   for (const HeaderHash& h : compiled_.headers) {
     headers.push_back({{"path", h.path}, {"sha256", h.sha256}});
@@ -462,8 +465,8 @@ nlohmann::json Session::record_json(const std::vector<nlohmann::json>& tests,
        "solution was loaded, over the calls; the worker's own times are diagnostics; the "
        "yardstick is timed in the judge's process by the same warm-up, flush and "
        "back-to-back rule"},
-      {"tests", tests},
-      {"benchmarks", benches},
+      {"tests", tests_j},
+      {"benchmarks", benches_j},
       {"score",
        {{"geomean", score.geomean ? nlohmann::json(*score.geomean) : nlohmann::json(nullptr)},
         {"valid", score.valid},
@@ -476,43 +479,29 @@ nlohmann::json Session::record_json(const std::vector<nlohmann::json>& tests,
   return record;
 }
 
-ExitCode Session::finish(const std::vector<nlohmann::json>& tests,
-                         const std::vector<nlohmann::json>& benches, JudgeOutcome* outcome) {
+ExitCode Session::finish(const std::vector<TestResult>& tests,
+                         const std::vector<BenchmarkResult>& benches, JudgeOutcome* outcome) {
   int passed = 0, total = 0;
   bool runtime_failure = false;
+  auto count = [&](Verdict v) {
+    ++total;
+    passed += v == Verdict::kPassed;
+    runtime_failure |= is_runtime_failure(v);
+  };
   std::vector<double> values;
-  for (const auto* list : {&tests, &benches}) {
-    for (const nlohmann::json& r : *list) {
-      Verdict v = Verdict::kNotRun;
-      parse_verdict(r["verdict"].get<std::string>(), &v);
-      ++total;
-      passed += v == Verdict::kPassed;
-      runtime_failure |= is_runtime_failure(v);
-    }
-  }
-  for (const nlohmann::json& b : benches) {
-    if (b["value"].is_number()) values.push_back(b["value"].get<double>());
+  for (const TestResult& t : tests) count(t.verdict);
+  for (const BenchmarkResult& b : benches) {
+    count(b.verdict);
+    if (b.value) values.push_back(*b.value);
   }
   Score score =
       compute_score(values, total, passed, limit(), limit_name(spec_.limit), spec_.metric.unit());
   // --action test times nothing: its result is the tests' alone.
   const bool tests_only = opts_.action == Action::kTest;
   const bool all_passed = passed == total && total > 0 && (score.valid || tests_only);
-
   outcome->record = record_json(tests, benches, score, all_passed);
-
-  log_ << "score    ";
-  if (tests_only) {
-    log_ << "none (--action test times nothing)";
-  } else if (score.geomean) {
-    log_ << "geomean " << fmt(*score.geomean, 1) << " " << spec_.metric.unit();
-    if (!score.valid) log_ << "  INVALID: " << score.reason;
-  } else {
-    log_ << "none (" << score.reason << ")";
-  }
-  log_ << "\nresult   " << (all_passed ? "PASSED" : "FAILED") << "  " << passed << "/" << total
-       << " cases passed in " << fmt(seconds_since(t_start_), 1) << " s\n";
-
+  reporter().score(score, tests_only);
+  reporter().result(all_passed, passed, total, seconds_since(t_start_));
   if (!fatal_.empty()) return fail_internal(fatal_);
   if (runtime_failure) return ExitCode::kRuntimeError;
   return all_passed ? ExitCode::kPassed : ExitCode::kFailed;
@@ -643,19 +632,12 @@ void Session::run_cases(JudgeOutcome* outcome) {
   // /proc/<pid>/mem or ptrace, even under the same user.
   prctl(PR_SET_DUMPABLE, 0);
 
-  std::vector<nlohmann::json> tests, benches;
+  std::vector<TestResult> tests;
+  std::vector<BenchmarkResult> benches;
   auto sel = [this](const CaseSpec& c) { return selected(c); };
   if (std::any_of(spec_.tests.begin(), spec_.tests.end(), sel)) log_ << "tests\n" << random_note_;
   for (const CaseSpec& c : spec_.tests) {
-    if (!selected(c)) continue;
-    tests.push_back(fatal_.empty() ? run_test(c)
-                                   : nlohmann::json{{"name", c.name},
-                                                    {"seed", case_seed(c)},
-                                                    {"dims", c.dims},
-                                                    {"verdict", "not_run"},
-                                                    {"reason", fatal_},
-                                                    {"outputs", nlohmann::json::array()},
-                                                    {"wall_ms", 0}});
+    if (selected(c)) tests.push_back(fatal_.empty() ? run_test(c) : not_run_test(c));
   }
   // --action test: the test cases alone, nothing timed.
   const bool timed = opts_.action != Action::kTest;
@@ -663,19 +645,8 @@ void Session::run_cases(JudgeOutcome* outcome) {
     log_ << "benchmarks\n";
   }
   for (const CaseSpec& c : spec_.benchmarks) {
-    if (!timed || !selected(c)) continue;
-    if (fatal_.empty()) {
-      benches.push_back(run_benchmark(c));
-    } else {
-      benches.push_back({{"name", c.name},
-                         {"seed", case_seed(c)},
-                         {"dims", c.dims},
-                         {"workload", case_workload(spec_, c.dims)},
-                         {"verdict", "not_run"},
-                         {"reason", fatal_},
-                         {"value", nullptr},
-                         {"yardstick", nullptr}});
-    }
+    if (timed && selected(c))
+      benches.push_back(fatal_.empty() ? run_benchmark(c) : not_run_benchmark(c));
   }
   worker_.reset();
   reap_orphans();

@@ -67,20 +67,19 @@ SweepReport Session::sweep_report(const std::string& timing_text) const {
   return rep;
 }
 
-SweepShape Session::sweep_shape(const CaseSpec& c, const nlohmann::json& j) {
+SweepShape Session::sweep_shape(const CaseSpec& c, const BenchmarkResult& b) {
   SweepShape s;
   s.name = c.name;
   s.label = shape_text(spec_, c.dims);
   for (const DimSpec& d : spec_.dims) s.dims.emplace_back(d.name, c.dims.at(d.name));
   s.workload = case_workload(spec_, c.dims);
-  s.verdict = j.value("verdict", "not_run");
-  s.reason = j.value("reason", "");
-  s.samples = j.value("samples", 0);
-  if (s.verdict == "passed" && j["median_ms"].is_number() && j["value"].is_number()) {
-    s.median_ms = j["median_ms"].get<double>();
-    s.value = j["value"].get<double>();
-    if (j.contains("speed_of_light_ms") && j["speed_of_light_ms"].is_number())
-      s.speed_of_light_ms = j["speed_of_light_ms"].get<double>();
+  s.verdict = verdict_name(b.verdict);
+  s.reason = b.reason;
+  s.samples = b.stats.samples;
+  if (b.passed() && b.value) {
+    s.median_ms = b.stats.median_ms;
+    s.value = *b.value;
+    if (b.speed_of_light.ms > 0) s.speed_of_light_ms = b.speed_of_light.ms;
     if (limit() > 0 && *s.value > limit()) {
       s.over_limit = true;
       s.reason = "over_limit: " + fmt(*s.value, 1) + " " + spec_.metric.unit() +
@@ -89,11 +88,9 @@ SweepShape Session::sweep_shape(const CaseSpec& c, const nlohmann::json& j) {
       log_ << "        " << s.reason << "\n";
     }
   }
-  const nlohmann::json& y = j["yardstick"];
-  if (y.is_object() && y.contains("median_ms") && y["median_ms"].is_number() &&
-      y.contains("value") && y["value"].is_number()) {
-    s.yardstick = SweepYardstickResult{y.value("name", ""), y["median_ms"].get<double>(),
-                                       y["value"].get<double>()};
+  if (b.yardstick) {
+    s.yardstick =
+        SweepYardstickResult{b.yardstick->name, b.yardstick->stats.median_ms, b.yardstick->value};
   }
   return s;
 }
@@ -144,14 +141,14 @@ ExitCode Session::run_sweep(JudgeOutcome* outcome) {
   for (size_t i = 0; i < shapes.size(); ++i) {
     const CaseSpec& c = *shapes[i];
     progress_tag_ = "[" + std::to_string(i + 1) + "/" + std::to_string(shapes.size()) + "] ";
-    nlohmann::json j;
+    BenchmarkResult b;
     if (fatal_.empty()) {
-      j = run_benchmark(c);
+      b = run_benchmark(c);
     } else {
-      j = {{"verdict", "not_run"}, {"reason", fatal_}, {"yardstick", nullptr}};
+      b = not_run_benchmark(c);
       log_ << "  SKIP  " << c.name << "  " << shape_text(spec_, c.dims) << ": " << fatal_ << "\n";
     }
-    rep.shapes.push_back(sweep_shape(c, j));
+    rep.shapes.push_back(sweep_shape(c, b));
   }
   progress_tag_.clear();
   worker_.reset();
@@ -179,12 +176,10 @@ ExitCode Session::run_sanitize(nlohmann::json* record) {
     nlohmann::json tests = nlohmann::json::array();
     for (const CaseSpec& c : spec_.tests) {
       if (!selected(c) || !fatal_.empty()) continue;
-      nlohmann::json r = run_test(c);
-      Verdict v = Verdict::kNotRun;
-      parse_verdict(r["verdict"].get<std::string>(), &v);
-      failed |= v != Verdict::kPassed;
-      runtime_failure |= is_runtime_failure(v);
-      tests.push_back(r);
+      const TestResult r = run_test(c);
+      failed |= !r.passed();
+      runtime_failure |= is_runtime_failure(r.verdict);
+      tests.push_back(to_json(r));
     }
     worker_.reset();  // the tool prints its summary when the worker exits
     SanitizerSummary sum = parse_sanitizer_log(read_logs(tool_logs_, first_log));

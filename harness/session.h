@@ -31,6 +31,7 @@
 #include "harness/pre_call.h"
 #include "harness/process.h"
 #include "harness/record.h"
+#include "harness/reporter.h"
 #include "harness/spec.h"
 #include "harness/sweep_report.h"
 #include "harness/timing.h"
@@ -51,9 +52,6 @@ constexpr size_t kAlign = 4096;
 constexpr double kGpuOracleWorkload = 2e9;
 // Rounds of calibration windows (no kernel, one null kernel, nine) per worker start.
 constexpr int kCalibrationWindows = 11;
-// How long the judge waits for the worker to queue a window's calls before it opens the
-// window anyway (a solve() that waits for the device cannot return before the go word).
-constexpr double kQueueWaitSeconds = 0.5;
 // While its window runs, the judge looks this long at a time for a message from the worker
 // (only a late "queued" is allowed; a failure's reply or a closed channel ends the window).
 constexpr double kWindowPollSeconds = 0.001;
@@ -208,11 +206,11 @@ class Session {
   // actions are refused until the Python worker exists.
   ExitCode run_python(Language lang);
   void print_device();
-  ExitCode finish(const std::vector<nlohmann::json>& tests,
-                  const std::vector<nlohmann::json>& benches, JudgeOutcome* outcome);
+  ExitCode finish(const std::vector<TestResult>& tests, const std::vector<BenchmarkResult>& benches,
+                  JudgeOutcome* outcome);
   // The submit record (schema kRecordSchema, read back by harness/record.h's parse_record).
-  nlohmann::json record_json(const std::vector<nlohmann::json>& tests,
-                             const std::vector<nlohmann::json>& benches, const Score& score,
+  nlohmann::json record_json(const std::vector<TestResult>& tests,
+                             const std::vector<BenchmarkResult>& benches, const Score& score,
                              bool all_passed) const;
   bool write_record(JudgeOutcome* outcome);
 
@@ -306,23 +304,24 @@ class Session {
   const uint8_t* set_image(int set) const {
     return window_ ? window_->host_image(set) : worker_->shm();
   }
-  // A benchmark's record entry, and its lines in the summary.
   // The case's roofline time on this device (spec.h, speed_of_light): for a spec whose bytes
   // come from the inputs, the mean of the challenge's count over `ins` (the calls timed last).
   SpeedOfLight case_speed_of_light(const CaseSpec& c, const std::vector<ProblemData>& ins) const;
-  // `sol` and the share of it a passing median reaches (median_ms 0: not passed, null).
-  static void add_speed_of_light(const SpeedOfLight& sol, double median_ms, nlohmann::json* j);
-  void fill_benchmark_json(const SampleRun& run, const WindowSamples& w, const WindowResult& last,
-                           bool passed, Verdict v, double workload, nlohmann::json* out) const;
-  void report_benchmark(const CaseSpec& c, const TimingSpec& timing, const SampleRun& run,
-                        const SpeedOfLight& sol, const WindowSamples& w, const WindowResult& last,
-                        bool passed, Verdict v, uint64_t failed_seed);
+  // A benchmark's verdict and figures from its samples and its last window.
+  void fill_benchmark(const SampleRun& run, const WindowSamples& w, const WindowResult& last,
+                      BenchmarkResult* out) const;
+  CaseReporter reporter() const { return CaseReporter(log_, spec_); }
 
-  // Cases.
-  nlohmann::json run_test(const CaseSpec& c);
-  nlohmann::json run_benchmark(const CaseSpec& c);
-  void time_yardstick(const std::vector<ProblemData>& ins, const TimingSpec& timing,
-                      double workload, nlohmann::json* j);
+  // Cases. A case that never ran (the judge failed before it) is not_run, with fatal_.
+  TestResult run_test(const CaseSpec& c);
+  TestResult not_run_test(const CaseSpec& c) const;
+  BenchmarkResult run_benchmark(const CaseSpec& c);
+  BenchmarkResult not_run_benchmark(const CaseSpec& c) const;
+  // The yardstick timed on `ins` as the case was; none (the reason printed) where it cannot
+  // be. `mine`: the case's value, for the ratio.
+  std::optional<YardstickResult> time_yardstick(const std::vector<ProblemData>& ins,
+                                                const TimingSpec& timing, double workload,
+                                                std::optional<double> mine);
   ExitCode run_sanitize(nlohmann::json* record);
   ExitCode run_profile(nlohmann::json* record);
   ExitCode run_dump();
@@ -331,7 +330,7 @@ class Session {
   ExitCode run_sweep(JudgeOutcome* outcome);
   // The sweep's header fields; one shape's entry from its benchmark's result `j`; the files.
   SweepReport sweep_report(const std::string& timing_text) const;
-  SweepShape sweep_shape(const CaseSpec& c, const nlohmann::json& j);
+  SweepShape sweep_shape(const CaseSpec& c, const BenchmarkResult& b);
   ExitCode write_sweep(const SweepReport& rep, JudgeOutcome* outcome);
   std::string sweep_dir() const {
     return opts_.sweep_dir.empty() ? "sweep/" + spec_.name : opts_.sweep_dir;

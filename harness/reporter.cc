@@ -1,0 +1,135 @@
+#include "harness/reporter.h"
+
+#include <cmath>
+#include <iomanip>
+#include <sstream>
+
+#include "harness/text.h"
+
+namespace fp4arena {
+
+void CaseReporter::mismatch(const Mismatch& m) const {
+  log_ << "          at (row " << m.row << ", col " << m.col << "): expected " << m.expected;
+  if (m.codes) log_ << " (code 0x" << std::hex << m.expected_code << std::dec << ")";
+  log_ << ", got ";
+  if (m.unwritten) {
+    log_ << "never written";
+  } else {
+    log_ << m.got;
+    if (m.codes) log_ << " (code 0x" << std::hex << m.got_code << std::dec << ")";
+  }
+  if (!m.codes && !m.unwritten && std::isfinite(m.excess)) {
+    log_ << "  [" << fixed(m.excess, 1) << "x the allowed error]";
+  }
+  log_ << "\n";
+}
+
+void CaseReporter::failure(Verdict v, const std::string& reason,
+                           const std::vector<OutputReport>& outputs,
+                           const std::string& replay) const {
+  log_ << "        " << verdict_name(v) << ": " << reason << "\n";
+  if (v == Verdict::kWrongAnswer) {
+    for (const OutputReport& o : outputs) {
+      if (o.passed) continue;
+      log_ << "        " << o.summary << "\n";
+      for (const Mismatch& m : o.worst) mismatch(m);
+      for (const std::string& line : split_lines(o.tile_map)) log_ << "        " << line << "\n";
+    }
+  }
+  log_ << "        replay: " << replay << "\n";
+}
+
+void CaseReporter::test(const TestResult& t, const std::string& replay) const {
+  log_ << "  " << (t.passed() ? "PASS" : "FAIL") << "  " << std::left << std::setw(24) << t.name
+       << std::setw(18) << shape_text(spec_, t.dims) << std::right;
+  if (!t.passed()) {
+    log_ << "\n";
+    return failure(t.verdict, t.reason, t.outputs, replay);
+  }
+  std::string sep;
+  for (const OutputReport& o : t.outputs) {
+    log_ << sep << o.name << ": ";
+    if (o.kind == CompareKind::kExact || o.kind == CompareKind::kExactOrTie) {
+      log_ << "exact";
+      if (o.ties) log_ << " (" << o.ties << " ties)";
+    } else {
+      log_ << "max abs err " << o.max_abs_err;
+    }
+    sep = "  ";
+  }
+  log_ << "\n";
+}
+
+void CaseReporter::benchmark(const BenchmarkResult& b, const TimingSpec& timing,
+                             const std::string& replay) const {
+  log_ << "  " << (b.passed() ? "PASS" : "FAIL") << "  " << std::left << std::setw(10) << b.name
+       << std::setw(18) << shape_text(spec_, b.dims) << std::right;
+  if (!b.passed()) {
+    log_ << "\n";
+    return failure(b.verdict, b.reason, b.outputs, replay);
+  }
+  const TimingStats& s = b.stats;
+  log_ << "median " << fixed(s.median_ms, 4) << " ms  " << fixed(b.value.value_or(0), 1) << " "
+       << spec_.metric.unit();
+  if (std::optional<double> pct = b.pct_of_speed_of_light()) {
+    log_ << "  " << fixed(*pct, 1) << "% of speed of light ("
+         << (b.speed_of_light.memory_bound() ? "memory" : "compute") << ")";
+  }
+  log_ << "  n=" << s.samples << "x" << b.calls_per_sample << " rse " << fixed(100 * s.rse, 2)
+       << "%\n";
+  sampling_notes(b, timing);
+}
+
+void CaseReporter::sampling_notes(const BenchmarkResult& b, const TimingSpec& timing) const {
+  const TimingStats& s = b.stats;
+  if (b.stopped == StopReason::kTimeCap && s.samples < timing.min_samples) {
+    log_ << "        note: the " << fixed(timing.max_seconds, 0)
+         << " s time cap ended sampling after " << s.samples
+         << " samples, fewer than the spec's min_samples " << timing.min_samples
+         << " (each call's generation and checking is slow at this size)\n";
+  } else if (b.stopped != StopReason::kConverged) {
+    log_ << "        note: sampling stopped by " << stop_reason_name(b.stopped)
+         << " before the rse reached " << fixed(100 * timing.target_rse, 2) << "%\n";
+  }
+  if (b.synchronising_windows > 0) {
+    log_ << "        note: in " << b.synchronising_windows << " of " << s.samples
+         << " windows solve() had not returned " << fixed(kQueueWaitSeconds, 1)
+         << " s after the calls were asked for (it waits for the device): those windows time "
+            "its calls as they come, host time included\n";
+  }
+  if (b.host_call_median_ms > 0.2 * s.median_ms && b.host_call_median_ms > 0.05) {
+    log_ << "        note: solve() spends " << fixed(b.host_call_median_ms, 3)
+         << " ms on the host per call (median)\n";
+  }
+}
+
+void CaseReporter::yardstick(const YardstickResult& y) const {
+  log_ << "        " << y.name << "  " << fixed(y.stats.median_ms, 4) << " ms  "
+       << fixed(y.value, 1) << " " << spec_.metric.unit();
+  if (y.ratio) log_ << "  -> ratio " << fixed(*y.ratio, 2);
+  log_ << "\n";
+}
+
+void CaseReporter::yardstick_not_measured(const std::string& why) const {
+  if (!why.empty()) log_ << "        yardstick not measured: " << why << "\n";
+}
+
+void CaseReporter::score(const Score& s, bool tests_only) const {
+  log_ << "score    ";
+  if (tests_only) {
+    log_ << "none (--action test times nothing)";
+  } else if (s.geomean) {
+    log_ << "geomean " << fixed(*s.geomean, 1) << " " << spec_.metric.unit();
+    if (!s.valid) log_ << "  INVALID: " << s.reason;
+  } else {
+    log_ << "none (" << s.reason << ")";
+  }
+  log_ << "\n";
+}
+
+void CaseReporter::result(bool passed, int cases_passed, int cases, double seconds) const {
+  log_ << "result   " << (passed ? "PASSED" : "FAILED") << "  " << cases_passed << "/" << cases
+       << " cases passed in " << fixed(seconds, 1) << " s\n";
+}
+
+}  // namespace fp4arena

@@ -1,0 +1,278 @@
+// Typed case results: their JSON form is the record's (field for field, as the committed
+// records have it), and the console reporter prints what a reader needs from them.
+#include "harness/case_result.h"
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "harness/record.h"
+#include "harness/reporter.h"
+
+namespace fp4arena {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// A committed record of the flagship's best rung (a v2 record of the current timing method).
+json committed_record() {
+  const fs::path dir = fs::path(FP4ARENA_SOURCE_DIR) / "results/nvfp4_matmul/nvidia-h200";
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (e.path().filename().string().rfind("wgmma_thin_tile-", 0) != 0) continue;
+    std::ifstream in(e.path());
+    return json::parse(in);
+  }
+  ADD_FAILURE() << "no wgmma_thin_tile record in " << dir;
+  return json::object();
+}
+
+CompareKind compare_kind(const std::string& name) {
+  for (CompareKind k : {CompareKind::kTolerance, CompareKind::kExact, CompareKind::kExactOrTie,
+                        CompareKind::kUlp}) {
+    if (name == compare_name(k)) return k;
+  }
+  ADD_FAILURE() << "unknown compare " << name;
+  return CompareKind::kTolerance;
+}
+
+OutputReport output_from(const json& j) {
+  OutputReport o;
+  o.name = j.at("name");
+  o.kind = compare_kind(j.at("compare"));
+  o.passed = j.at("passed");
+  o.elements = j.at("elements");
+  o.mismatches = j.at("mismatches");
+  o.unwritten = j.at("unwritten");
+  o.nonfinite = j.at("nonfinite");
+  o.ties = j.at("ties");
+  o.max_abs_err = j.at("max_abs_err");
+  o.max_rel_err = j.at("max_rel_err");
+  o.max_excess = j.at("max_excess");
+  return o;
+}
+
+Verdict verdict_from(const json& j) {
+  Verdict v = Verdict::kNotRun;
+  EXPECT_TRUE(parse_verdict(j.at("verdict"), &v));
+  return v;
+}
+
+TestResult test_from(const json& j) {
+  TestResult t;
+  t.name = j.at("name");
+  t.seed = j.at("seed");
+  t.dims = j.at("dims").get<std::map<std::string, int64_t>>();
+  t.verdict = verdict_from(j);
+  t.reason = j.at("reason");
+  for (const json& o : j.at("outputs")) t.outputs.push_back(output_from(o));
+  t.wall_ms = j.at("wall_ms");
+  return t;
+}
+
+TimingStats stats_from(const json& j) {
+  TimingStats s;
+  s.samples = j.at("samples");
+  s.median_ms = j.at("median_ms");
+  s.min_ms = j.at("min_ms");
+  s.max_ms = j.at("max_ms");
+  s.mean_ms = j.value("mean_ms", 0.0);
+  s.std_ms = j.value("std_ms", 0.0);
+  s.rse = j.value("rse", 0.0);
+  return s;
+}
+
+BenchmarkResult benchmark_from(const json& j) {
+  BenchmarkResult b;
+  b.name = j.at("name");
+  b.seed = j.at("seed");
+  b.dims = j.at("dims").get<std::map<std::string, int64_t>>();
+  b.workload = j.at("workload");
+  b.verdict = verdict_from(j);
+  b.reason = j.at("reason");
+  b.ran = true;
+  b.calls = j.at("calls");
+  b.calls_per_sample = j.at("calls_per_sample");
+  b.stats = stats_from(j);
+  b.stopped = StopReason::kConverged;
+  EXPECT_EQ(j.at("stopped_by"), "converged");
+  const json& w = j.at("judge_window_median_ms");
+  b.window_median = {w.at("delivery"), w.at("call"), w.at("snapshot")};
+  const json& c = j.at("judge_calibration_ms");
+  b.calibration = {c.at("switch"), c.at("memops_only"), c.at("delivery"), c.at("snapshot")};
+  b.delivery_model_ms = j.at("judge_delivery_model_ms");
+  b.snapshot_model_ms = j.at("judge_snapshot_model_ms");
+  b.worker_reported_median_ms = j.at("worker_reported_median_ms");
+  b.host_call_median_ms = j.at("host_call_median_ms");
+  b.synchronising_windows = j.at("synchronising_windows");
+  b.value = j.at("value").get<double>();
+  b.pct_of_limit = j.at("pct_of_limit").get<double>();
+  b.sm_clock_after_mhz = j.at("sm_clock_after_mhz");
+  const json& y = j.at("yardstick");
+  b.yardstick = YardstickResult{y.at("name"), y.at("calls_per_sample"), stats_from(y),
+                                y.at("value"), y.at("ratio").get<double>()};
+  b.wall_ms = j.at("wall_ms");
+  return b;
+}
+
+TEST(CaseResult, TheJsonFormIsTheCommittedRecordsFieldForField) {
+  const json record = committed_record();
+  ASSERT_FALSE(record.at("tests").empty());
+  for (const json& t : record.at("tests")) EXPECT_EQ(to_json(test_from(t)), t);
+  ASSERT_FALSE(record.at("benchmarks").empty());
+  for (const json& want : record.at("benchmarks")) {
+    json expected = want;
+    if (!expected.contains("speed_of_light_ms")) {  // a record older than the field
+      expected["speed_of_light_ms"] = nullptr;
+      expected["bound_by"] = nullptr;
+      expected["pct_of_speed_of_light"] = nullptr;
+    }
+    EXPECT_EQ(to_json(benchmark_from(want)), expected) << want.at("name");
+  }
+}
+
+TEST(CaseResult, RecordsWrittenFromTypedResultsAreReadBack) {
+  json record = committed_record();
+  json benches = json::array();
+  for (const json& b : record.at("benchmarks")) {
+    BenchmarkResult r = benchmark_from(b);
+    r.speed_of_light.ms = 0.5 * r.stats.median_ms;
+    r.speed_of_light.compute_ms = r.speed_of_light.ms;
+    benches.push_back(to_json(r));
+  }
+  record["benchmarks"] = benches;
+  SubmitRecord parsed;
+  std::string reason;
+  ASSERT_TRUE(parse_record(record.dump(), &parsed, &reason)) << reason;
+  ASSERT_EQ(parsed.benchmarks.size(), benches.size());
+  EXPECT_TRUE(parsed.passed);
+  for (size_t i = 0; i < benches.size(); ++i) {
+    EXPECT_DOUBLE_EQ(*parsed.benchmarks[i].median_ms, benches[i]["median_ms"].get<double>());
+    EXPECT_NEAR(*parsed.benchmarks[i].pct_of_speed_of_light, 50.0, 1e-9);
+    EXPECT_EQ(benches[i]["bound_by"], "compute");
+  }
+}
+
+BenchmarkResult failed_benchmark() {
+  BenchmarkResult b;
+  b.name = "rev1";
+  b.dims = {{"M", 4}, {"N", 8}, {"K", 64}};
+  b.ran = true;
+  b.verdict = Verdict::kWrongAnswer;
+  b.reason = "call 3 (seed 9): output c: 1 of 32 elements wrong";
+  OutputReport o;
+  o.name = "c";
+  o.summary = "c: 1 of 32 elements wrong";
+  o.worst.push_back(Mismatch{1, 2, 3.0, std::nan(""), false, 0, 0, false,
+                             std::numeric_limits<double>::infinity()});
+  o.tile_map = "tile map\nX.\n";
+  b.outputs = {o};
+  b.speed_of_light.ms = 0.01;
+  return b;
+}
+
+TEST(CaseResult, AFailedBenchmarkHasItsOutputsAndNoFigures) {
+  const json j = to_json(failed_benchmark());
+  EXPECT_EQ(j["verdict"], "wrong_answer");
+  EXPECT_TRUE(j["value"].is_null());
+  EXPECT_TRUE(j["pct_of_limit"].is_null());
+  EXPECT_TRUE(j["pct_of_speed_of_light"].is_null()) << "no share of a failed time";
+  EXPECT_EQ(j["speed_of_light_ms"], 0.01);
+  ASSERT_EQ(j["outputs"].size(), 1u);
+  EXPECT_EQ(j["outputs"][0]["worst"][0]["got"], "nan") << "JSON has no NaN: it is text";
+  EXPECT_EQ(j["outputs"][0]["worst"][0]["excess"], "inf");
+  EXPECT_EQ(j["outputs"][0]["tile_map"], "tile map\nX.\n");
+}
+
+TEST(CaseResult, ACaseThatNeverRanHasOnlyItsNameAndReason) {
+  BenchmarkResult b;
+  b.name = "table5";
+  b.workload = 10;
+  b.reason = "the worker could not start";
+  const json j = to_json(b);
+  for (const char* key :
+       {"name", "seed", "dims", "workload", "verdict", "reason", "value", "yardstick"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  EXPECT_EQ(j.size(), 8u) << j.dump();
+  EXPECT_EQ(j["verdict"], "not_run");
+}
+
+Spec flagship_spec() {
+  Spec s;
+  std::string err;
+  EXPECT_TRUE(load_spec(std::string(FP4ARENA_SOURCE_DIR) + "/challenges/nvfp4_matmul", &s, &err))
+      << err;
+  return s;
+}
+
+TEST(CaseReporter, AFailurePrintsItsWorstElementsTileMapAndReplay) {
+  const Spec spec = flagship_spec();
+  std::ostringstream log;
+  const BenchmarkResult b = failed_benchmark();
+  CaseReporter(log, spec).benchmark(b, spec.timing, "--case rev1 --seed 9");
+  const std::string out = log.str();
+  EXPECT_NE(out.find("  FAIL  rev1"), std::string::npos) << out;
+  EXPECT_NE(out.find("wrong_answer: call 3 (seed 9)"), std::string::npos) << out;
+  EXPECT_NE(out.find("at (row 1, col 2): expected 3, got nan"), std::string::npos) << out;
+  EXPECT_NE(out.find("        X.\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("replay: --case rev1 --seed 9"), std::string::npos) << out;
+}
+
+TEST(CaseReporter, APassedBenchmarkShowsItsShareOfTheSpeedOfLightAndItsNotes) {
+  const Spec spec = flagship_spec();
+  BenchmarkResult b;
+  b.name = "table5";
+  b.dims = {{"M", 2048}, {"N", 18432}, {"K", 3072}};
+  b.ran = true;
+  b.verdict = Verdict::kPassed;
+  b.stats.samples = 3;
+  b.stats.median_ms = 0.25;
+  b.stats.rse = 0.004;
+  b.calls_per_sample = 4;
+  b.value = 927.7;
+  b.speed_of_light.ms = 0.1;
+  b.speed_of_light.compute_ms = 0.1;
+  b.stopped = StopReason::kTimeCap;
+  b.synchronising_windows = 2;
+  b.host_call_median_ms = 0.2;
+  std::ostringstream log;
+  CaseReporter(log, spec).benchmark(b, spec.timing, "");
+  const std::string out = log.str();
+  EXPECT_NE(out.find("median 0.2500 ms  927.7 TF/s  40.0% of speed of light (compute)  n=3x4"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("time cap ended sampling after 3 samples"), std::string::npos) << out;
+  EXPECT_NE(out.find("in 2 of 3 windows solve() had not returned 0.5 s"), std::string::npos) << out;
+  EXPECT_NE(out.find("solve() spends 0.200 ms on the host"), std::string::npos) << out;
+}
+
+TEST(CaseReporter, YardstickScoreAndResultLines) {
+  const Spec spec = flagship_spec();
+  std::ostringstream log;
+  CaseReporter r(log, spec);
+  YardstickResult y{"cuBLAS", 1, {}, 500.0, 1.25};
+  y.stats.median_ms = 0.5;
+  r.yardstick(y);
+  y.ratio.reset();
+  r.yardstick(y);
+  r.yardstick_not_measured("no cuBLAS handle");
+  r.score(Score{700.0, false, "over the limit"}, false);
+  r.score(Score{}, true);
+  r.result(false, 2, 3, 4.25);
+  EXPECT_EQ(log.str(),
+            "        cuBLAS  0.5000 ms  500.0 TF/s  -> ratio 1.25\n"
+            "        cuBLAS  0.5000 ms  500.0 TF/s\n"
+            "        yardstick not measured: no cuBLAS handle\n"
+            "score    geomean 700.0 TF/s  INVALID: over the limit\n"
+            "score    none (--action test times nothing)\n"
+            "result   FAILED  2/3 cases passed in 4.2 s\n");
+}
+
+}  // namespace
+}  // namespace fp4arena
