@@ -155,33 +155,33 @@ void Session::end_progress() {
   progress_shown_ = false;
 }
 
+ExitCode Session::fail(const JudgeError& e) {
+  log_ << "fp4arena: " << e.message << (ends_with(e.message, "\n") ? "" : "\n");
+  return e.code;
+}
+
 ExitCode Session::fail_internal(const std::string& what) {
-  log_ << "fp4arena: internal error: " << what << "\n";
-  return ExitCode::kInternal;
+  return fail({ExitCode::kInternal, "internal error: " + what});
 }
 
 // --action sweep: the shapes (--shapes, else the spec's sweep list, else its benchmarks),
 // and every --case among them.
 // The cases of the --shapes file, each checked by the challenge.
-bool Session::load_shapes(std::vector<CaseSpec>* out) {
+Failure Session::load_shapes(std::vector<CaseSpec>* out) {
   std::string err;
-  if (!load_shapes_file(opts_.shapes_path, spec_, out, &err)) {
-    log_ << "fp4arena: --shapes: " << err << "\n";
-    return false;
-  }
+  if (!load_shapes_file(opts_.shapes_path, spec_, out, &err)) return usage("--shapes: " + err);
   for (size_t i = 0; i < out->size(); ++i) {
     if (!challenge_->check_case((*out)[i], &err)) {
-      log_ << "fp4arena: --shapes: " << opts_.shapes_path << ": field '[" << i << "]': " << err
-           << "\n";
-      return false;
+      return usage("--shapes: " + opts_.shapes_path + ": field '[" + std::to_string(i) +
+                   "]': " + err);
     }
   }
-  return true;
+  return std::nullopt;
 }
 
-bool Session::choose_sweep_shapes() {
+Failure Session::choose_sweep_shapes() {
   if (!opts_.shapes_path.empty()) {
-    if (!load_shapes(&sweep_shapes_)) return false;
+    if (Failure f = load_shapes(&sweep_shapes_)) return f;
     sweep_source_ = "--shapes " + opts_.shapes_path;
   } else if (!spec_.sweep.empty()) {
     sweep_shapes_ = spec_.sweep;
@@ -193,32 +193,26 @@ bool Session::choose_sweep_shapes() {
   for (const std::string& name : opts_.cases) {
     auto same = [&](const CaseSpec& c) { return c.name == name; };
     if (std::none_of(sweep_shapes_.begin(), sweep_shapes_.end(), same)) {
-      log_ << "fp4arena: --case: no shape named '" << name << "' in " << sweep_source_
-           << "; the shapes: " << case_names(sweep_shapes_) << "\n";
-      return false;
+      return usage("--case: no shape named '" + name + "' in " + sweep_source_ +
+                   "; the shapes: " + case_names(sweep_shapes_));
     }
   }
-  return true;
+  return std::nullopt;
 }
 
 // The random tests drawn or replayed, then every --case: a case of the spec (test-only
 // actions refuse a benchmark).
-bool Session::check_named_cases() {
-  if (!opts_.shapes_path.empty()) {
-    // --action test --shapes FILE: the file's shapes are the tests (none drawn at random).
-    if (!load_shapes(&spec_.tests)) return false;
-  } else if (!add_random_tests()) {
-    return false;
-  }
+Failure Session::check_named_cases() {
+  // --action test --shapes FILE: the file's shapes are the tests (none drawn at random).
+  if (Failure f = opts_.shapes_path.empty() ? add_random_tests() : load_shapes(&spec_.tests))
+    return f;
   for (const std::string& name : opts_.cases) {
     if (!spec_.find_case(name)) {
-      log_ << "fp4arena: --case: no case named '" << name << "' in " << spec_.path
-           << "; the cases: " << case_names(spec_.tests) << "; " << case_names(spec_.benchmarks)
-           << (spec_.random_tests.empty()
-                   ? ""
-                   : "; a random test is named like " + spec_.random_tests[0].name + "_0a1b2c3d")
-           << "\n";
-      return false;
+      return usage("--case: no case named '" + name + "' in " + spec_.path +
+                   "; the cases: " + case_names(spec_.tests) + "; " + case_names(spec_.benchmarks) +
+                   (spec_.random_tests.empty() ? ""
+                                               : "; a random test is named like " +
+                                                     spec_.random_tests[0].name + "_0a1b2c3d"));
     }
   }
   const auto is_benchmark = [&](const std::string& name) {
@@ -227,63 +221,55 @@ bool Session::check_named_cases() {
   };
   for (const std::string& name : opts_.cases) {
     if (opts_.action == Action::kTest && is_benchmark(name)) {
-      log_ << "fp4arena: --case: '" << name
-           << "' is a benchmark; --action test runs test cases only (run or submit time it)\n";
-      return false;
+      return usage("--case: '" + name +
+                   "' is a benchmark; --action test runs test cases only (run or submit time it)");
     }
   }
-  return true;
+  return std::nullopt;
 }
 
 bool Session::load_challenge(JudgeOutcome* outcome) {
   std::string err;
-  outcome->code = ExitCode::kUsage;
-  if (!load_spec(opts_.challenge_dir, &spec_, &err)) {
-    log_ << "fp4arena: " << err << "\n";
-    return false;
-  }
+  if (!load_spec(opts_.challenge_dir, &spec_, &err)) return fail(outcome, usage(err));
   challenge_ = make_challenge(spec_.name);
   if (!challenge_) {
-    log_ << "fp4arena: " << spec_.path << ": field 'name': no challenge code is registered as '"
-         << spec_.name << "' (registered:";
-    for (const std::string& n : registered_challenges()) log_ << " " << n;
-    log_ << ")\n";
-    return false;
+    std::string names;
+    for (const std::string& n : registered_challenges()) names += " " + n;
+    return fail(outcome, usage(spec_.path + ": field 'name': no challenge code is registered as '" +
+                               spec_.name + "' (registered:" + names + ")"));
   }
+  if (Failure f = check_spec_cases()) return fail(outcome, *f);
+  if (!opts_.shapes_path.empty() && opts_.action != Action::kSweep &&
+      opts_.action != Action::kTest) {
+    return fail(outcome, usage("--shapes: only with --action sweep or test"));
+  }
+  if (Failure f = opts_.action == Action::kSweep ? choose_sweep_shapes() : check_named_cases())
+    return fail(outcome, *f);
+  if (opts_.has_seed && opts_.cases.empty())
+    return fail(outcome, usage("--seed: give the case to replay with --case NAME"));
+  return true;
+}
+
+// Every case of the spec (tests, benchmarks, the sweep list) as its challenge checks it.
+Failure Session::check_spec_cases() const {
+  std::string err;
   for (const auto* list : {&spec_.tests, &spec_.benchmarks}) {
     for (const CaseSpec& c : *list) {
-      if (!challenge_->check_case(c, &err)) {
-        log_ << "fp4arena: " << spec_.path << ": " << err << "\n";
-        return false;
-      }
+      if (!challenge_->check_case(c, &err)) return usage(spec_.path + ": " + err);
     }
   }
   for (size_t i = 0; i < spec_.sweep.size(); ++i) {
-    if (!challenge_->check_case(spec_.sweep[i], &err)) {
-      log_ << "fp4arena: " << spec_.path << ": field 'sweep[" << i << "]': " << err << "\n";
-      return false;
-    }
+    if (!challenge_->check_case(spec_.sweep[i], &err))
+      return usage(spec_.path + ": field 'sweep[" + std::to_string(i) + "]': " + err);
   }
-  if (!opts_.shapes_path.empty() && opts_.action != Action::kSweep &&
-      opts_.action != Action::kTest) {
-    log_ << "fp4arena: --shapes: only with --action sweep or test\n";
-    return false;
-  }
-  if (opts_.action == Action::kSweep ? !choose_sweep_shapes() : !check_named_cases()) {
-    return false;
-  }
-  if (opts_.has_seed && opts_.cases.empty()) {
-    log_ << "fp4arena: --seed: give the case to replay with --case NAME\n";
-    return false;
-  }
-  return true;
+  return std::nullopt;
 }
 
 // The random_tests recipes' cases join the tests: under run and submit with no --case, each
 // recipe's count drawn afresh (shapes no solution can know in advance); a --case naming one
 // ("random_0a1b2c3d") replays it under any action. Each is checked as a spec case is, and
 // the drawn ones are printed with the option that replays them.
-bool Session::add_random_tests() {
+Failure Session::add_random_tests() {
   std::vector<CaseSpec> added;
   for (const std::string& name : opts_.cases) {
     CaseSpec c;
@@ -304,9 +290,8 @@ bool Session::add_random_tests() {
   for (const CaseSpec& c : added) {
     std::string err;
     if (!check_case_shape(spec_, c, &err) || !challenge_->check_case(c, &err)) {
-      log_ << "fp4arena: " << spec_.path << ": field 'random_tests': the case " << c.name << " ("
-           << shape_text(spec_, c.dims) << ") it draws is not valid: " << err << "\n";
-      return false;
+      return usage(spec_.path + ": field 'random_tests': the case " + c.name + " (" +
+                   shape_text(spec_, c.dims) + ") it draws is not valid: " + err);
     }
     spec_.tests.push_back(c);
   }
@@ -316,25 +301,21 @@ bool Session::add_random_tests() {
     for (const CaseSpec& c : added) os << " " << c.name << " " << shape_text(spec_, c.dims);
     random_note_ = os.str() + "\n";
   }
-  return true;
+  return std::nullopt;
 }
 
 bool Session::open_device(JudgeOutcome* outcome) {
   std::string err;
   gpu_ = opts_.action != Action::kCheck && cuda_device_count(&no_gpu_reason_) > 0;
   if (!gpu_) return true;
-  if (!query_device(opts_.device, &device_, &err)) {
-    log_ << "fp4arena: --device " << opts_.device << ": " << err << "\n";
-    outcome->code = ExitCode::kUsage;
-    return false;
-  }
+  if (!query_device(opts_.device, &device_, &err))
+    return fail(outcome, usage("--device " + std::to_string(opts_.device) + ": " + err));
   device_.arch = arch_for_compute_capability(device_.cc_major, device_.cc_minor);
   // The judge's own GPU work (oracle, yardstick) runs on the judged device too.
   cudaError_t e = cudaSetDevice(opts_.device);
   if (e != cudaSuccess) {
-    log_ << "fp4arena: --device " << opts_.device << ": " << cudaGetErrorString(e) << "\n";
-    outcome->code = ExitCode::kUsage;
-    return false;
+    return fail(outcome,
+                usage("--device " + std::to_string(opts_.device) + ": " + cudaGetErrorString(e)));
   }
   return true;
 }
@@ -348,14 +329,9 @@ ExitCode Session::run_python(Language lang) {
   log_banner(std::string(" (") + language_name(lang) + ")");
   PythonCheck pc;
   std::string err;
-  if (!check_python_solution(spec_, opts_.solution_path, &pc, &err)) {
-    log_ << "fp4arena: " << err << "\n";
-    return ExitCode::kInternal;
-  }
-  if (!pc.ok) {
-    log_ << "fp4arena: " << pc.error << (ends_with(pc.error, "\n") ? "" : "\n");
-    return ExitCode::kCompileError;
-  }
+  if (!check_python_solution(spec_, opts_.solution_path, &pc, &err))
+    return fail({ExitCode::kInternal, err});
+  if (!pc.ok) return fail({ExitCode::kCompileError, pc.error});
   const bool check = opts_.action == Action::kCheck;
   for (const std::string& m : pc.missing) log_ << (check ? "note     " : "fp4arena: ") << m << "\n";
   if (check) {
@@ -363,10 +339,10 @@ ExitCode Session::run_python(Language lang) {
          << "() takes the spec's parameters\n";
     return ExitCode::kPassed;
   }
-  log_ << "fp4arena: --action " << action_name(opts_.action)
-       << ": this judge checks Python solutions (--action check) but does not run them yet: "
-          "the Python worker, with the CUDA worker's clock and sandbox, is still to come\n";
-  return ExitCode::kUsage;
+  return fail(usage(std::string("--action ") + action_name(opts_.action) +
+                    ": this judge checks Python solutions (--action check) but does not run them "
+                    "yet: the Python worker, with the CUDA worker's clock and sandbox, is still "
+                    "to come"));
 }
 
 bool Session::compile_step(JudgeOutcome* outcome) {
@@ -384,9 +360,7 @@ bool Session::compile_step(JudgeOutcome* outcome) {
   nvcc_version_ = compiled_.nvcc_version;  // from the compile's own nvcc --version
   if (!compiled) {
     end_progress();
-    log_ << "fp4arena: " << err << "\n";
-    outcome->code = compiled_.usage_error ? ExitCode::kUsage : ExitCode::kInternal;
-    return false;
+    return fail(outcome, {compiled_.usage_error ? ExitCode::kUsage : ExitCode::kInternal, err});
   }
   end_progress();
   if (!compiled_.ok) {
@@ -536,8 +510,7 @@ JudgeOutcome Session::run() {
   }
   std::string err;
   if (!read_file(opts_.solution_path, &source_, &err)) {
-    log_ << "fp4arena: --solution: " << err << "\n";
-    outcome.code = ExitCode::kUsage;
+    fail(&outcome, usage("--solution: " + err));
     return outcome;
   }
   if (!check_output_paths(&outcome)) return outcome;
@@ -584,15 +557,10 @@ bool Session::check_output_paths(JudgeOutcome* outcome) {
   std::string err;
   if (opts_.action == Action::kSubmit && !opts_.output_path.empty() &&
       !check_output_path(opts_.output_path, &err)) {
-    log_ << "fp4arena: --output: " << err << "\n";
-    outcome->code = ExitCode::kUsage;
-    return false;
+    return fail(outcome, usage("--output: " + err));
   }
-  if (opts_.action == Action::kSweep && !check_sweep_dir(sweep_dir(), &err)) {
-    log_ << "fp4arena: --out: " << err << "\n";
-    outcome->code = ExitCode::kUsage;
-    return false;
-  }
+  if (opts_.action == Action::kSweep && !check_sweep_dir(sweep_dir(), &err))
+    return fail(outcome, usage("--out: " + err));
   return true;
 }
 

@@ -24,6 +24,15 @@ enum class ExitCode : int {
   kInternal = 6,      ///< the judge itself failed (nvcc missing, oracle CUDA error, ...)
 };
 
+/// A failure that ends a run before its cases have verdicts: the exit code that is its kind
+/// and one message that names the file, field or option at fault and what was expected. The
+/// judge's steps return it (or report it through JudgeOutcome::code) and print it once, as
+/// "fp4arena: MESSAGE". A case's own failure is a Verdict (verdict.h), never a JudgeError.
+struct JudgeError {
+  ExitCode code = ExitCode::kInternal;
+  std::string message;
+};
+
 /// What one run_challenge invocation does.
 enum class Action { kCheck, kTest, kRun, kSubmit, kSanitize, kProfile, kDump, kSweep };
 /// "check", "test", "run", "submit", "sanitize", "profile", "dump", "sweep"

@@ -20,8 +20,7 @@ std::string read_logs(const std::vector<std::string>& logs, size_t first) {
 ExitCode Session::run_dump() {
   std::string err;
   if (opts_.cases.size() != 1) {
-    log_ << "fp4arena: --action dump: give exactly one --case NAME\n";
-    return ExitCode::kUsage;
+    return fail(usage("--action dump: give exactly one --case NAME"));
   }
   const CaseSpec& c = *spec_.find_case(opts_.cases.front());
   std::string no_gpu;
@@ -35,8 +34,7 @@ ExitCode Session::run_dump() {
   if (!compute_expected(in, &expected, &err)) return fail_internal("oracle failed: " + err);
   std::vector<std::string> files;
   if (!dump_case(spec_, c, seed, in, expected, dir, &files, &err)) {
-    log_ << "fp4arena: --action dump: " << err << "\n";
-    return ExitCode::kUsage;
+    return fail(usage("--action dump: " + err));
   }
   log_ << "dump     " << spec_.name << " case " << c.name << " (" << shape_text(spec_, c.dims)
        << ", seed " << seed << ") -> " << dir << "/\n";

@@ -20,6 +20,7 @@
 #include <ctime>
 #include <iomanip>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -55,6 +56,12 @@ constexpr int kCalibrationWindows = 11;
 // While its window runs, the judge looks this long at a time for a message from the worker
 // (only a late "queued" is allowed; a failure's reply or a closed channel ends the window).
 constexpr double kWindowPollSeconds = 0.001;
+
+// A step's failure, or none (harness/judge.h).
+using Failure = std::optional<JudgeError>;
+inline JudgeError usage(std::string message) {
+  return {ExitCode::kUsage, std::move(message)};
+}
 
 inline double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
@@ -189,15 +196,16 @@ class Session {
  private:
   // Steps of run(), in order; each returns false with outcome->code set when the run ends.
   bool load_challenge(JudgeOutcome* outcome);
-  bool load_shapes(std::vector<CaseSpec>* out);
-  bool choose_sweep_shapes();
-  bool check_named_cases();
+  Failure check_spec_cases() const;
+  Failure load_shapes(std::vector<CaseSpec>* out);
+  Failure choose_sweep_shapes();
+  Failure check_named_cases();
   bool check_output_paths(JudgeOutcome* outcome);
   void size_shared_memory();
   ExitCode run_tool(JudgeOutcome* outcome);
   void run_cases(JudgeOutcome* outcome);
   // The spec's random_tests: drawn afresh under run and submit, or replayed by --case NAME.
-  bool add_random_tests();
+  Failure add_random_tests();
   bool open_device(JudgeOutcome* outcome);
   bool compile_step(JudgeOutcome* outcome);
   // The run's first line: judge version, challenge, spec version, solution, then `after`.
@@ -350,7 +358,14 @@ class Session {
   uint64_t case_seed(const CaseSpec& c) const { return opts_.has_seed ? opts_.seed : c.seed; }
   void progress(const std::string& line);
   void end_progress();
-  ExitCode fail_internal(const std::string& what);
+  // Prints `e` and returns its code: how a step that ends the run says why.
+  ExitCode fail(const JudgeError& e);
+  // The same for a step that reports through `outcome`: sets its code, returns false.
+  bool fail(JudgeOutcome* outcome, const JudgeError& e) {
+    outcome->code = fail(e);
+    return false;
+  }
+  ExitCode fail_internal(const std::string& what);  // "internal error: WHAT", kInternal
   double limit() const { return device_.limit(spec_.limit); }
   double window_target_ms() const { return std::clamp(opts_.window_target_ms, 0.01, 100.0); }
 
