@@ -233,7 +233,9 @@ void add_options(CLI::App& app, CliOptions& o) {
   app.add_option("challenge", o.challenge_dir,
                  "Challenge folder holding spec.json (e.g. challenges/nvfp4_matmul); for "
                  "--action list, the folder of challenges (default: challenges)");
-  app.add_option("-s,--solution", o.judge.solution_path, "The solution's .cu file (one file)");
+  app.add_option("-s,--solution", o.judge.solution_path,
+                 "The solution: one .cu file (CUDA C++), or one .py file (Triton or PyTorch: "
+                 "--action check only, for now)");
   app.add_option("-l,--language", o.judge.language,
                  "Solution language: cuda, triton or pytorch (default: from the file name; a .py "
                  "file is Python)")
@@ -265,7 +267,8 @@ void add_options(CLI::App& app, CliOptions& o) {
   app.add_option(
          "--nvcc-flag", o.judge.nvcc_flags,
          "An extra nvcc flag (repeatable) from the allow-list: -maxrregcount=N, -DNAME[=V], "
-         "-UNAME, --use_fast_math, -Xptxas=-v")
+         "-UNAME, --use_fast_math, -Xptxas=-v, --expt-relaxed-constexpr, "
+         "--expt-extended-lambda, -std=c++17 or -std=c++20")
       ->allow_extra_args(false);
   app.add_flag("--json", o.json,
                "Print the record as JSON on stdout (the summary stays on stderr)");
@@ -353,12 +356,12 @@ int check_options(const CliOptions& o) {
     return code(ExitCode::kUsage);
   }
   if (o.judge.solution_path.empty() && o.action != "dump") {
-    std::cerr << "run_challenge: --solution: missing; give the .cu file to judge\n";
+    std::cerr << "run_challenge: --solution: missing; give the .cu (or .py) file to judge\n";
     return code(ExitCode::kUsage);
   }
   if (!o.judge.solution_path.empty() && is_dir(o.judge.solution_path)) {
     std::cerr << "run_challenge: --solution: '" << o.judge.solution_path
-              << "' is a folder; give the solution's .cu file\n";
+              << "' is a folder; give the solution's .cu (or .py) file\n";
     return code(ExitCode::kUsage);
   }
   if (!(o.judge.call_timeout_seconds >= 0) ||
