@@ -54,6 +54,7 @@ bool Session::start_worker(std::string* err, bool* load_failed, CallFacts* load_
   w.so_path = compiled_.so_path;
   w.device = opts_.device;
   w.seccomp_allowlist = opts_.seccomp_allowlist;
+  if (is_python(language_)) python_worker(&w);
   // Shared memory carries the buffers only under a tool; with the judge's window it stays
   // one page.
   w.shm_bytes = wrapper_.empty() ? 4096 : shm_bytes_;
@@ -102,6 +103,17 @@ bool Session::start_worker(std::string* err, bool* load_failed, CallFacts* load_
     return false;
   }
   return true;
+}
+
+// A Python solution's worker: python3 hosting the worker's protocol (python_worker.py and
+// libfp4arena_pyworker.so, both beside the judge). Its seccomp filter is the denylist until the
+// allowlist has been measured under python3 and torch (docs/python.md).
+void Session::python_worker(WorkerOptions* w) const {
+  w->worker_path = self_exe_dir() + "/libfp4arena_pyworker.so";
+  w->interpreter = {python_program(), "-I", "-B"};
+  w->host_script = self_exe_dir() + "/fp4arena_python_worker.py";
+  w->extra_args = {"--language", language_name(language_)};
+  w->seccomp_allowlist = false;
 }
 
 bool Session::start_calibrated_worker(WorkerOptions w, double timeout, std::string* err) {
@@ -486,7 +498,17 @@ nlohmann::json Session::call_args(const ProblemData& in,
   nlohmann::json args = nlohmann::json::array();
   for (const ParamSpec& p : spec_.params) {
     if (p.is_buffer()) {
-      args.push_back({{"buffer", buffer_index.at(p.name)}});
+      // The shape and dtype are for the Python worker's tensors; the CUDA worker needs only
+      // the buffer.
+      nlohmann::json shape = nlohmann::json::array();
+      for (const std::string& e : p.shape) {
+        int64_t v = 0;
+        std::string err;
+        eval_expr(e, in.dims, &v, &err);  // checked when the case was
+        shape.push_back(v);
+      }
+      args.push_back(
+          {{"buffer", buffer_index.at(p.name)}, {"shape", shape}, {"dtype", dtype_name(p.dtype)}});
     } else if (p.role == "dim") {
       args.push_back({{"int", in.dims.at(p.name)}});
     } else if (p.scalar_type == "int") {

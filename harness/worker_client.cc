@@ -283,13 +283,17 @@ std::unique_ptr<WorkerProcess> WorkerProcess::start_as(const WorkerOptions& opts
   std::string shm_bytes = std::to_string(opts.shm_bytes);
   std::string device = std::to_string(opts.device);
   // The tool, if any, runs the worker: its argv comes first.
-  std::string worker_path = opts.worker_path, so_path = opts.so_path;
-  if (!w->make_private_dir_for(opts, id, &worker_path, &so_path, err)) {
+  std::string worker_path = opts.worker_path, so_path = opts.so_path, host = opts.host_script;
+  if (!w->make_private_dir_for(opts, id, &worker_path, &so_path, &host, err)) {
     close(sv[0]);
     close(sv[1]);
     return nullptr;
   }
   std::vector<std::string> argv_s = opts.wrapper;
+  if (!host.empty()) {
+    argv_s.insert(argv_s.end(), opts.interpreter.begin(), opts.interpreter.end());
+    argv_s.push_back(host);
+  }
   for (const std::string& a :
        {worker_path, std::string("--so"), so_path, std::string("--shm-bytes"), shm_bytes,
         std::string("--device"), device}) {
@@ -299,6 +303,7 @@ std::unique_ptr<WorkerProcess> WorkerProcess::start_as(const WorkerOptions& opts
     argv_s.push_back("--tmp");
     argv_s.push_back(w->private_dir_);
   }
+  argv_s.insert(argv_s.end(), opts.extra_args.begin(), opts.extra_args.end());
   std::vector<char*> argv;
   for (auto& a : argv_s) argv.push_back(&a[0]);
   argv.push_back(nullptr);
@@ -338,13 +343,15 @@ std::unique_ptr<WorkerProcess> WorkerProcess::start_as(const WorkerOptions& opts
 // writes where it was told to.
 bool WorkerProcess::make_private_dir_for(const WorkerOptions& opts, const WorkerIdentity& id,
                                          std::string* worker_path, std::string* so_path,
-                                         std::string* err) {
+                                         std::string* host_script, std::string* err) {
   if (!opts.wrapper.empty()) return true;
   private_dir_ = make_private_dir(private_dir_base(), "fp4arena-worker-", err);
   if (private_dir_.empty()) return false;
   if (!id.use) return true;
   if (!stage_copy(opts.worker_path, private_dir_, 0555, worker_path, err) ||
-      !stage_copy(opts.so_path, private_dir_, 0444, so_path, err)) {
+      !stage_copy(opts.so_path, private_dir_, 0444, so_path, err) ||
+      (!opts.host_script.empty() &&
+       !stage_copy(opts.host_script, private_dir_, 0444, host_script, err))) {
     return false;
   }
   if (chown(private_dir_.c_str(), id.uid, id.gid) != 0) {

@@ -1,0 +1,159 @@
+"""fp4arena's Python worker: hosts libfp4arena_pyworker.so, the CUDA worker's protocol, clock
+and sandbox, and makes its loads and calls in Python.
+
+Started by run_challenge only, as
+    python3 -I -B fp4arena_python_worker.py LIB --so SOLUTION.py --shm-bytes N --device D
+        [--tmp DIR] [--language pytorch|triton]
+with the judge's channel on fd 3 and its shared memory on fd 4. Order matters:
+1. the library's fp4arena_py_begin() while this process has one thread (Landlock: file
+   changes only under DIR);
+2. torch (and triton) imported, their caches pointed into DIR;
+3. fp4arena_py_serve(): CUDA set-up, the seccomp filter, then the judge's requests. The
+   solution's module is imported only at the judge's "load", inside the sandbox.
+Every buffer reaches solve() as a torch tensor over the worker's own device memory (no copy),
+with the spec's shape; scalars and dims as Python numbers. Whatever solve() raises ends the
+worker with its traceback on stderr: the judge reports an early exit.
+"""
+
+import ctypes
+import importlib.util
+import json
+import os
+import sys
+import traceback
+
+# The spec's dtypes as (typestr for __cuda_array_interface__, torch dtype name to view as).
+# Packed E2M1 and the FP8 scales arrive as uint8 (docs/python.md).
+_DTYPES = {
+    "uint8": ("|u1", None),
+    "e2m1x2": ("|u1", None),
+    "fp8_e4m3": ("|u1", None),
+    "fp8_e8m0": ("|u1", None),
+    "int32": ("<i4", None),
+    "fp16": ("<f2", None),
+    "bf16": ("<u2", "bfloat16"),
+    "fp32": ("<f4", None),
+}
+
+
+class _DeviceBuffer:
+    """A buffer of the worker's device memory, described for torch.as_tensor."""
+
+    def __init__(self, ptr, shape, typestr):
+        self.__cuda_array_interface__ = {
+            "shape": tuple(shape),
+            "typestr": typestr,
+            "data": (ptr, False),
+            "version": 2,
+        }
+
+
+def _die(what):
+    traceback.print_exc()
+    sys.stderr.write("fp4arena python worker: %s\n" % what)
+    sys.stderr.flush()
+    os._exit(1)
+
+
+def _options(argv):
+    opts = {}
+    for i in range(0, len(argv) - 1, 2):
+        opts[argv[i]] = argv[i + 1]
+    return opts
+
+
+class _Host:
+    def __init__(self, torch, device):
+        self.torch = torch
+        self.device = device
+        self.solve = None
+        self.calls = {}  # set index -> the argument list solve() gets
+
+    def load(self, path):
+        try:
+            spec = importlib.util.spec_from_file_location("fp4arena_solution", path.decode())
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            self.solve = getattr(module, "solve")
+            return 0
+        except BaseException:  # noqa: BLE001 - the solution's failure, reported as such
+            traceback.print_exc()
+            sys.stderr.flush()
+            return 1
+
+    def tensor(self, arg):
+        typestr, view = _DTYPES[arg["dtype"]]
+        shape = [int(x) for x in arg["shape"]]
+        t = self.torch.as_tensor(_DeviceBuffer(int(arg["ptr"]), shape, typestr),
+                                 device="cuda:%d" % self.device)
+        return t.view(getattr(self.torch, view)) if view else t
+
+    def prepare(self, set_index, args_json):
+        try:
+            values = []
+            for arg in json.loads(args_json.decode()):
+                if "ptr" in arg:
+                    values.append(self.tensor(arg))
+                elif "int" in arg:
+                    values.append(int(arg["int"]))
+                else:
+                    values.append(float(arg["float"]))
+            self.calls[set_index] = values
+            return 0
+        except BaseException:  # noqa: BLE001
+            traceback.print_exc()
+            sys.stderr.flush()
+            return 1
+
+    def call(self, set_index):
+        try:
+            self.solve(*self.calls[set_index])
+        except BaseException:  # noqa: BLE001 - a raise in solve() ends the worker
+            _die("solve() raised")
+
+
+def _warm_up(torch, device):
+    """torch's own threads and lazy set-up, started before the judge counts threads around
+    solve() (a thread still running after solve() returns is its verdict): one CPU thread for
+    torch's operators, a GPU matmul, a copy from the host."""
+    torch.set_num_threads(1)
+    torch.set_num_interop_threads(1)
+    x = torch.ones((64, 64), device="cuda:%d" % device)
+    y = (x @ x.T).sum() + torch.tensor([1.0], device=x.device)
+    y.item()
+    torch.cuda.synchronize()
+
+
+def main(argv):
+    if len(argv) < 2:
+        sys.stderr.write("fp4arena's Python worker is started by run_challenge, not by hand\n")
+        return 2
+    lib_path, rest = argv[1], argv[2:]
+    opts = _options(rest)
+    lib = ctypes.CDLL(lib_path, mode=os.RTLD_NOW | os.RTLD_LOCAL)
+    c_argv = (ctypes.c_char_p * (len(rest) + 1))(b"fp4arena_python_worker",
+                                                 *[a.encode() for a in rest])
+    if lib.fp4arena_py_begin(len(rest) + 1, c_argv) != 0:
+        return 2
+    private = opts.get("--tmp")
+    if private:  # every cache of the libraries inside the private folder
+        for var, sub in (("TRITON_CACHE_DIR", "triton"), ("TORCHINDUCTOR_CACHE_DIR", "inductor"),
+                         ("XDG_CACHE_HOME", "cache"), ("HOME", "home")):
+            os.environ[var] = os.path.join(private, sub)
+    import torch  # noqa: E402 - after Landlock, before seccomp
+    if opts.get("--language") == "triton":
+        import triton  # noqa: F401,E402
+    device = int(opts.get("--device", "0"))
+    torch.cuda.set_device(device)
+    _warm_up(torch, device)
+    host = _Host(torch, device)
+    load_t = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p)
+    prepare_t = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int, ctypes.c_char_p)
+    call_t = ctypes.CFUNCTYPE(None, ctypes.c_int)
+    callbacks = (load_t(host.load), prepare_t(host.prepare), call_t(host.call))
+    lib.fp4arena_py_serve.argtypes = [load_t, prepare_t, call_t]
+    return lib.fp4arena_py_serve(*callbacks)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
