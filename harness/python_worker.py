@@ -7,9 +7,10 @@ Started by run_challenge only, as
 with the judge's channel on fd 3 and its shared memory on fd 4. Order matters:
 1. the library's fp4arena_py_begin() while this process has one thread (Landlock: file
    changes only under DIR);
-2. torch (and triton) imported, their caches pointed into DIR;
-3. fp4arena_py_serve(): CUDA set-up, the seccomp filter, then the judge's requests. The
-   solution's module is imported only at the judge's "load", inside the sandbox.
+2. torch (and triton) imported, their caches pointed into DIR; torch does not touch CUDA yet;
+3. fp4arena_py_serve(): CUDA set-up, the seccomp filter, then the judge's requests. At the
+   judge's "load", inside the sandbox, torch joins the worker's CUDA context and warms up,
+   then the solution's module is imported.
 Every buffer reaches solve() as a torch tensor over the worker's own device memory (no copy),
 with the spec's shape; scalars and dims as Python numbers. Whatever solve() raises ends the
 worker with its traceback on stderr: the judge reports an early exit.
@@ -71,6 +72,10 @@ class _Host:
 
     def load(self, path):
         try:
+            # torch joins the CUDA context the worker made (as a CUDA solution's runtime does)
+            # and starts its own threads here, before the judge counts threads around solve().
+            self.torch.cuda.set_device(self.device)
+            _warm_up(self.torch, self.device)
             spec = importlib.util.spec_from_file_location("fp4arena_solution", path.decode())
             module = importlib.util.module_from_spec(spec)
             spec.loader.exec_module(module)
@@ -117,7 +122,10 @@ def _warm_up(torch, device):
     solve() (a thread still running after solve() returns is its verdict): one CPU thread for
     torch's operators, a GPU matmul, a copy from the host."""
     torch.set_num_threads(1)
-    torch.set_num_interop_threads(1)
+    try:
+        torch.set_num_interop_threads(1)
+    except RuntimeError:  # only before torch's first parallel work; then it keeps its pool
+        pass
     x = torch.ones((64, 64), device="cuda:%d" % device)
     y = (x @ x.T).sum() + torch.tensor([1.0], device=x.device)
     y.item()
@@ -143,10 +151,7 @@ def main(argv):
     import torch  # noqa: E402 - after Landlock, before seccomp
     if opts.get("--language") == "triton":
         import triton  # noqa: F401,E402
-    device = int(opts.get("--device", "0"))
-    torch.cuda.set_device(device)
-    _warm_up(torch, device)
-    host = _Host(torch, device)
+    host = _Host(torch, int(opts.get("--device", "0")))
     load_t = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p)
     prepare_t = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int, ctypes.c_char_p)
     call_t = ctypes.CFUNCTYPE(None, ctypes.c_int)
