@@ -371,7 +371,7 @@ bool Session::compile_step(JudgeOutcome* outcome) {
     return false;
   }
   log_ << "compile  ok"
-       << (compiled_.cached ? " (cached)" : " in " + fmt(compiled_.seconds, 1) + " s") << "  "
+       << (compiled_.cached ? " (cached)" : " in " + fixed(compiled_.seconds, 1) + " s") << "  "
        << copts.arch << "  nvcc " << nvcc_version_ << "  sha256 "
        << compiled_.source_sha256.substr(0, 12) << "\n";
   if (!compiled_.diagnostics.empty()) log_ << compiled_.diagnostics;
@@ -389,7 +389,7 @@ void Session::print_device() {
   log_ << " | driver " << (device_.driver_version.empty() ? "?" : device_.driver_version)
        << " | CUDA " << device_.cuda_driver;
   if (limit() > 0) {
-    log_ << " | " << limit_name(spec_.limit) << " limit " << fmt(limit(), 0) << " "
+    log_ << " | " << limit_name(spec_.limit) << " limit " << fixed(limit(), 0) << " "
          << spec_.metric.unit();
   } else {
     log_ << " | no " << limit_name(spec_.limit) << " limit known for this device";

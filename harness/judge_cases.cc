@@ -156,8 +156,8 @@ BenchmarkResult Session::run_benchmark(const CaseSpec& c) {
         progress("  ....  " + c.name + "  " +
                  (warm ? "warm-up" : "sample " + std::to_string(r.samples.size())) +
                  (r.samples.empty() ? ""
-                                    : "  median " + fmt(r.stats.median_ms, 4) + " ms  rse " +
-                                          fmt(100 * r.stats.rse, 2) + "%"));
+                                    : "  median " + fixed(r.stats.median_ms, 4) + " ms  rse " +
+                                          fixed(100 * r.stats.rse, 2) + "%"));
       });
   if (is_runtime_failure(last.decision.verdict)) worker_.reset();
   end_progress();

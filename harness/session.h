@@ -35,6 +35,7 @@
 #include "harness/reporter.h"
 #include "harness/spec.h"
 #include "harness/sweep_report.h"
+#include "harness/text.h"
 #include "harness/timing.h"
 #include "harness/tools.h"
 #include "harness/validate.h"
@@ -65,12 +66,6 @@ inline JudgeError usage(std::string message) {
 
 inline double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-inline std::string fmt(double v, int prec = 3) {
-  std::ostringstream os;
-  os << std::fixed << std::setprecision(prec) << v;
-  return os.str();
 }
 
 inline std::string utc_now() {
