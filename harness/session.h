@@ -317,6 +317,7 @@ class Session {
 
   // Cases. A case that never ran (the judge failed before it) is not_run, with fatal_.
   TestResult run_test(const CaseSpec& c);
+  void not_run(const CaseSpec& c, CaseResult* r) const;  // the case's name, seed, dims, fatal_
   TestResult not_run_test(const CaseSpec& c) const;
   BenchmarkResult run_benchmark(const CaseSpec& c);
   BenchmarkResult not_run_benchmark(const CaseSpec& c) const;

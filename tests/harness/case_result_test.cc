@@ -57,21 +57,20 @@ OutputReport output_from(const json& j) {
   return o;
 }
 
-Verdict verdict_from(const json& j) {
-  Verdict v = Verdict::kNotRun;
-  EXPECT_TRUE(parse_verdict(j.at("verdict"), &v));
-  return v;
+// The fields every case has (a benchmark's outputs are absent when it passed).
+void case_from(const json& j, CaseResult* r) {
+  r->name = j.at("name");
+  r->seed = j.at("seed");
+  r->dims = j.at("dims").get<std::map<std::string, int64_t>>();
+  EXPECT_TRUE(parse_verdict(j.at("verdict"), &r->verdict));
+  r->reason = j.at("reason");
+  for (const json& o : j.value("outputs", json::array())) r->outputs.push_back(output_from(o));
+  r->wall_ms = j.at("wall_ms");
 }
 
 TestResult test_from(const json& j) {
   TestResult t;
-  t.name = j.at("name");
-  t.seed = j.at("seed");
-  t.dims = j.at("dims").get<std::map<std::string, int64_t>>();
-  t.verdict = verdict_from(j);
-  t.reason = j.at("reason");
-  for (const json& o : j.at("outputs")) t.outputs.push_back(output_from(o));
-  t.wall_ms = j.at("wall_ms");
+  case_from(j, &t);
   return t;
 }
 
@@ -89,12 +88,8 @@ TimingStats stats_from(const json& j) {
 
 BenchmarkResult benchmark_from(const json& j) {
   BenchmarkResult b;
-  b.name = j.at("name");
-  b.seed = j.at("seed");
-  b.dims = j.at("dims").get<std::map<std::string, int64_t>>();
+  case_from(j, &b);
   b.workload = j.at("workload");
-  b.verdict = verdict_from(j);
-  b.reason = j.at("reason");
   b.ran = true;
   b.calls = j.at("calls");
   b.calls_per_sample = j.at("calls_per_sample");
@@ -116,7 +111,6 @@ BenchmarkResult benchmark_from(const json& j) {
   const json& y = j.at("yardstick");
   b.yardstick = YardstickResult{y.at("name"), y.at("calls_per_sample"), stats_from(y),
                                 y.at("value"), y.at("ratio").get<double>()};
-  b.wall_ms = j.at("wall_ms");
   return b;
 }
 
