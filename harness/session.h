@@ -203,12 +203,9 @@ class Session {
   Failure add_random_tests();
   bool open_device(JudgeOutcome* outcome);
   bool compile_step(JudgeOutcome* outcome);
-  // The run's first line: judge version, challenge, spec version, solution, then `after`.
-  void log_banner(const std::string& after);
   // A Python solution (harness/python_solution.h): checked by python3's parser; the GPU
   // actions are refused until the Python worker exists.
   ExitCode run_python(Language lang);
-  void print_device();
   ExitCode finish(const std::vector<TestResult>& tests, const std::vector<BenchmarkResult>& benches,
                   JudgeOutcome* outcome);
   // The submit record (schema kRecordSchema, read back by harness/record.h's parse_record).
@@ -313,7 +310,7 @@ class Session {
   // A benchmark's verdict and figures from its samples and its last window.
   void fill_benchmark(const SampleRun& run, const WindowSamples& w, const WindowResult& last,
                       BenchmarkResult* out) const;
-  CaseReporter reporter() const { return CaseReporter(log_, spec_); }
+  ConsoleReporter reporter() const { return ConsoleReporter(log_, spec_); }
 
   // Cases. A case that never ran (the judge failed before it) is not_run, with fatal_.
   TestResult run_test(const CaseSpec& c);
