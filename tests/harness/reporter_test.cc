@@ -8,26 +8,12 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/harness/case_fixtures.h"
+
 namespace fp4arena {
 namespace {
 
-BenchmarkResult failed_benchmark() {
-  BenchmarkResult b;
-  b.name = "rev1";
-  b.dims = {{"M", 4}, {"N", 8}, {"K", 64}};
-  b.ran = true;
-  b.verdict = Verdict::kWrongAnswer;
-  b.reason = "call 3 (seed 9): output c: 1 of 32 elements wrong";
-  OutputReport o;
-  o.name = "c";
-  o.summary = "c: 1 of 32 elements wrong";
-  o.worst.push_back(Mismatch{1, 2, 3.0, std::nan(""), false, 0, 0, false,
-                             std::numeric_limits<double>::infinity()});
-  o.tile_map = "tile map\nX.\n";
-  b.outputs = {o};
-  b.speed_of_light.ms = 0.01;
-  return b;
-}
+using testing_util::failed_benchmark;
 
 Spec flagship_spec() {
   Spec s;
