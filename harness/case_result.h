@@ -33,28 +33,28 @@ struct YardstickResult {
   std::optional<double> ratio;
 };
 
-/// A test case: one call on one input set, every output compared with the oracle.
-struct TestResult {
+/// What every judged case has: which case, its verdict and the comparison behind it.
+struct CaseResult {
   std::string name;
   uint64_t seed = 0;
   std::map<std::string, int64_t> dims;
   Verdict verdict = Verdict::kNotRun;
-  std::string reason;                 ///< empty when passed
-  std::vector<OutputReport> outputs;  ///< every output's comparison (empty when not run)
+  std::string reason;  ///< empty when passed
+  /// A test: every output's comparison (empty when not run). A benchmark: the failing call's
+  /// (empty when passed).
+  std::vector<OutputReport> outputs;
   double wall_ms = 0;
   bool passed() const { return verdict == Verdict::kPassed; }
 };
 
+/// A test case: one call on one input set, every output compared with the oracle.
+struct TestResult : CaseResult {};
+
 /// A benchmark case: windows of calls timed by the judge's clock, every call's outputs
 /// checked. `ran` false: the case never started (the judge had already failed): only the
 /// name, seed, dims, workload, verdict and reason mean anything.
-struct BenchmarkResult {
-  std::string name;
-  uint64_t seed = 0;
-  std::map<std::string, int64_t> dims;
+struct BenchmarkResult : CaseResult {
   double workload = 0;  ///< FLOPs or bytes of one call (the spec's metric)
-  Verdict verdict = Verdict::kNotRun;
-  std::string reason;  ///< empty when passed
   bool ran = false;
   int calls = 0;             ///< calls timed and checked, warm-up excluded
   int calls_per_sample = 0;  ///< calls in each timed window
@@ -69,11 +69,8 @@ struct BenchmarkResult {
   std::optional<double> value;           ///< the metric's value; only when passed
   std::optional<double> pct_of_limit;    ///< 100 * value / the device's limit, where both exist
   int sm_clock_after_mhz = -1;           ///< the SM clock read after the case (-1: unknown)
-  std::vector<OutputReport> outputs;     ///< the failing call's comparison (empty when passed)
   SpeedOfLight speed_of_light;           ///< ms 0: no roofline known for this case
   std::optional<YardstickResult> yardstick;
-  double wall_ms = 0;
-  bool passed() const { return verdict == Verdict::kPassed; }
   /// 100 * speed of light / median, for a passed case with a roofline.
   std::optional<double> pct_of_speed_of_light() const;
 };

@@ -323,13 +323,8 @@ bool Session::open_device(JudgeOutcome* outcome) {
   return true;
 }
 
-void Session::log_banner(const std::string& after) {
-  log_ << "fp4arena " << FP4ARENA_VERSION << " | " << spec_.name << " (spec v" << spec_.spec_version
-       << ") | " << opts_.solution_path << after << "\n";
-}
-
 ExitCode Session::check_python() {
-  log_banner(std::string(" (") + language_name(language_) + ")");
+  reporter().banner(opts_.solution_path, std::string(" (") + language_name(language_) + ")");
   PythonCheck pc;
   std::string err;
   if (!check_python_solution(spec_, opts_.solution_path, &pc, &err))
@@ -366,7 +361,7 @@ bool Session::compile_step(JudgeOutcome* outcome) {
   copts.extra_flags = opts_.nvcc_flags;
   device_.arch = copts.arch;
 
-  log_banner("");
+  reporter().banner(opts_.solution_path, "");
   progress("compile  ...");
   const bool compiled = compile_solution(spec_, opts_.solution_path, copts, &compiled_, &err);
   nvcc_version_ = compiled_.nvcc_version;  // from the compile's own nvcc --version
@@ -375,38 +370,9 @@ bool Session::compile_step(JudgeOutcome* outcome) {
     return fail(outcome, {compiled_.usage_error ? ExitCode::kUsage : ExitCode::kInternal, err});
   }
   end_progress();
-  if (!compiled_.ok) {
-    log_ << "compile  FAILED for " << copts.arch << " (nvcc " << nvcc_version_ << ")\n"
-         << compiled_.diagnostics;
-    if (!compiled_.diagnostics.empty() && compiled_.diagnostics.back() != '\n') log_ << "\n";
-    outcome->code = ExitCode::kCompileError;
-    return false;
-  }
-  log_ << "compile  ok"
-       << (compiled_.cached ? " (cached)" : " in " + fmt(compiled_.seconds, 1) + " s") << "  "
-       << copts.arch << "  nvcc " << nvcc_version_ << "  sha256 "
-       << compiled_.source_sha256.substr(0, 12) << "\n";
-  if (!compiled_.diagnostics.empty()) log_ << compiled_.diagnostics;
-  if (!compiled_.kernels.empty()) log_ << format_kernel_resources(compiled_.kernels);
-  for (const HeaderHash& h : compiled_.headers) {
-    log_ << "header   " << h.path << "  sha256 " << h.sha256.substr(0, 12) << "\n";
-  }
-  return true;
-}
-
-void Session::print_device() {
-  log_ << "device   " << device_.name << " | " << device_.sm_count << " SMs | "
-       << device_.sm_clock_max_mhz << " MHz max";
-  if (device_.sm_clock_now_mhz >= 0) log_ << " (" << device_.sm_clock_now_mhz << " now)";
-  log_ << " | driver " << (device_.driver_version.empty() ? "?" : device_.driver_version)
-       << " | CUDA " << device_.cuda_driver;
-  if (limit() > 0) {
-    log_ << " | " << limit_name(spec_.limit) << " limit " << fmt(limit(), 0) << " "
-         << spec_.metric.unit();
-  } else {
-    log_ << " | no " << limit_name(spec_.limit) << " limit known for this device";
-  }
-  log_ << "\n";
+  reporter().compiled(compiled_, copts.arch);
+  if (!compiled_.ok) outcome->code = ExitCode::kCompileError;
+  return compiled_.ok;
 }
 
 nlohmann::json Session::record_json(const std::vector<TestResult>& tests,
@@ -510,7 +476,7 @@ bool Session::write_record(JudgeOutcome* outcome) {
     return false;
   }
   outcome->record_path = path;
-  log_ << "record   " << path << "\n";
+  reporter().record(path);
   return true;
 }
 
@@ -545,12 +511,7 @@ JudgeOutcome Session::run() {
     return outcome;
   }
   if (!gpu_) {
-    log_ << "no CUDA GPU available: " << no_gpu_reason_ << ".\nThe solution "
-         << (is_python(language_) ? "parses" : "compiled")
-         << " and its signature matches, but nothing was run. Without a "
-            "GPU, --action check and --action dump work; test, run, submit, sanitize, profile "
-            "and sweep need a machine with an NVIDIA GPU and its driver (the bundled solutions "
-            "are written for Hopper, sm_90a): --remote HOST judges on one reached by ssh.\n";
+    reporter().no_gpu(no_gpu_reason_, is_python(language_));
     outcome.code = ExitCode::kNoGpu;
     return outcome;
   }
@@ -558,7 +519,7 @@ JudgeOutcome Session::run() {
     outcome.code = fail({ExitCode::kInternal, python_missing_.front()});
     return outcome;
   }
-  print_device();
+  reporter().device(device_, limit());
   size_shared_memory();
   if (opts_.action == Action::kSweep) {
     outcome.code = run_sweep(&outcome);
@@ -624,14 +585,17 @@ void Session::run_cases(JudgeOutcome* outcome) {
   std::vector<TestResult> tests;
   std::vector<BenchmarkResult> benches;
   auto sel = [this](const CaseSpec& c) { return selected(c); };
-  if (std::any_of(spec_.tests.begin(), spec_.tests.end(), sel)) log_ << "tests\n" << random_note_;
+  if (std::any_of(spec_.tests.begin(), spec_.tests.end(), sel)) {
+    reporter().section("tests");
+    log_ << random_note_;
+  }
   for (const CaseSpec& c : spec_.tests) {
     if (selected(c)) tests.push_back(fatal_.empty() ? run_test(c) : not_run_test(c));
   }
   // --action test: the test cases alone, nothing timed.
   const bool timed = opts_.action != Action::kTest;
   if (timed && std::any_of(spec_.benchmarks.begin(), spec_.benchmarks.end(), sel)) {
-    log_ << "benchmarks\n";
+    reporter().section("benchmarks");
   }
   for (const CaseSpec& c : spec_.benchmarks) {
     if (timed && selected(c))

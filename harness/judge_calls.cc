@@ -648,7 +648,7 @@ Decision Session::confirm_escape(const CaseSpec& c, const std::vector<ProblemDat
   const Decision second = decide_verdict(again.facts);
   if (second.verdict == Verdict::kTimingEscape) {
     return {first.verdict, first.reason + "; made again on the same inputs, it stayed busy for " +
-                               fmt(again.facts.busy_after_us, 0) + " us"};
+                               fixed(again.facts.busy_after_us, 0) + " us"};
   }
   log_ << "note     " << c.name << ": " << first.reason
        << "; made again on the same inputs, it did not (the first reading is not held against "

@@ -28,12 +28,17 @@ TestResult Session::run_test(const CaseSpec& c) {
   return t;
 }
 
+void Session::not_run(const CaseSpec& c, CaseResult* r) const {
+  r->name = c.name;
+  r->seed = case_seed(c);
+  r->dims = c.dims;
+  r->verdict = Verdict::kNotRun;
+  r->reason = fatal_;
+}
+
 TestResult Session::not_run_test(const CaseSpec& c) const {
   TestResult t;
-  t.name = c.name;
-  t.seed = case_seed(c);
-  t.dims = c.dims;
-  t.reason = fatal_;
+  not_run(c, &t);
   return t;
 }
 
@@ -156,8 +161,8 @@ BenchmarkResult Session::run_benchmark(const CaseSpec& c) {
         progress("  ....  " + c.name + "  " +
                  (warm ? "warm-up" : "sample " + std::to_string(r.samples.size())) +
                  (r.samples.empty() ? ""
-                                    : "  median " + fmt(r.stats.median_ms, 4) + " ms  rse " +
-                                          fmt(100 * r.stats.rse, 2) + "%"));
+                                    : "  median " + fixed(r.stats.median_ms, 4) + " ms  rse " +
+                                          fixed(100 * r.stats.rse, 2) + "%"));
       });
   if (is_runtime_failure(last.decision.verdict)) worker_.reset();
   end_progress();
@@ -175,11 +180,8 @@ BenchmarkResult Session::run_benchmark(const CaseSpec& c) {
 
 BenchmarkResult Session::not_run_benchmark(const CaseSpec& c) const {
   BenchmarkResult b;
-  b.name = c.name;
-  b.seed = case_seed(c);
-  b.dims = c.dims;
+  not_run(c, &b);
   b.workload = case_workload(spec_, c.dims);
-  b.reason = fatal_;
   return b;
 }
 

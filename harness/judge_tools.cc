@@ -80,9 +80,9 @@ SweepShape Session::sweep_shape(const CaseSpec& c, const BenchmarkResult& b) {
     if (b.speed_of_light.ms > 0) s.speed_of_light_ms = b.speed_of_light.ms;
     if (limit() > 0 && *s.value > limit()) {
       s.over_limit = true;
-      s.reason = "over_limit: " + fmt(*s.value, 1) + " " + spec_.metric.unit() +
+      s.reason = "over_limit: " + fixed(*s.value, 1) + " " + spec_.metric.unit() +
                  " exceeds the device's " + limit_name(spec_.limit) + " limit of " +
-                 fmt(limit(), 1) + " " + spec_.metric.unit();
+                 fixed(limit(), 1) + " " + spec_.metric.unit();
       log_ << "        " << s.reason << "\n";
     }
   }
@@ -112,7 +112,7 @@ ExitCode Session::write_sweep(const SweepReport& rep, JudgeOutcome* outcome) {
   }
   outcome->record_path = json_path;
   log_ << "result   " << (rep.passed() ? "PASSED" : "FAILED") << "  " << passed << "/"
-       << rep.shapes.size() << " shapes passed in " << fmt(rep.wall_seconds, 1) << " s\n"
+       << rep.shapes.size() << " shapes passed in " << fixed(rep.wall_seconds, 1) << " s\n"
        << "sweep    " << json_path << "\n"
        << "chart    " << html_path << " (the chart alone: " << svg_path << ")\n";
   if (!fatal_.empty()) return fail_internal(fatal_);
@@ -130,7 +130,7 @@ ExitCode Session::run_sweep(JudgeOutcome* outcome) {
   const std::string timing_text =
       "each shape timed as --action run does: " + std::to_string(timing.warmup_calls) +
       " warm-up calls, then " + std::to_string(timing.min_samples) + " to " +
-      std::to_string(timing.max_samples) + " samples within " + fmt(timing.max_seconds, 0) +
+      std::to_string(timing.max_samples) + " samples within " + fixed(timing.max_seconds, 0) +
       " s, fresh inputs and every output checked on every call; the yardstick" +
       (opts_.yardstick ? " timed the same way" : " not timed (--no-yardstick)");
   log_ << "sweep    " << shapes.size() << (shapes.size() == 1 ? " shape" : " shapes") << " from "
@@ -230,7 +230,7 @@ std::vector<std::string> ncu_argv(const std::string& ncu) {
 // their summed time.
 nlohmann::json report_kernels(std::ostream& log, const std::vector<KernelProfile>& kernels,
                               double* total_us_out) {
-  auto num = [](double v, int prec) { return v < 0 ? std::string("n/a") : fmt(v, prec); };
+  auto num = [](double v, int prec) { return v < 0 ? std::string("n/a") : fixed(v, prec); };
   log << "  " << std::left << std::setw(44) << "kernel" << std::right << std::setw(12)
       << "time (us)" << std::setw(8) << "SM %" << std::setw(10) << "tensor %" << std::setw(9)
       << "DRAM %" << std::setw(16) << "smem conflicts"
@@ -250,7 +250,7 @@ nlohmann::json report_kernels(std::ostream& log, const std::vector<KernelProfile
     std::string stalls;
     nlohmann::json js = nlohmann::json::array();
     for (const auto& [reason, cycles] : k.top_stalls) {
-      stalls += (stalls.empty() ? "" : ", ") + reason + " " + fmt(cycles, 1);
+      stalls += (stalls.empty() ? "" : ", ") + reason + " " + fixed(cycles, 1);
       js.push_back({{"reason", reason}, {"cycles_per_instruction", cycles}});
     }
     log << "  " << (stalls.empty() ? std::string("n/a") : stalls) << "\n";
@@ -331,8 +331,8 @@ ExitCode Session::run_profile(nlohmann::json* record) {
   const nlohmann::json ks = report_kernels(log_, kernels, &total_us);
   const double workload = case_workload(spec_, c->dims);
   if (total_us > 0) {
-    log_ << "  all kernels: " << fmt(total_us, 1)
-         << " us = " << fmt(spec_.metric.value(workload, total_us / 1000.0), 1) << " "
+    log_ << "  all kernels: " << fixed(total_us, 1)
+         << " us = " << fixed(spec_.metric.value(workload, total_us / 1000.0), 1) << " "
          << spec_.metric.unit()
          << " (ncu serializes and replays kernels: time with --action submit, not this)\n";
   }

@@ -35,6 +35,7 @@
 #include "harness/reporter.h"
 #include "harness/spec.h"
 #include "harness/sweep_report.h"
+#include "harness/text.h"
 #include "harness/timing.h"
 #include "harness/tools.h"
 #include "harness/validate.h"
@@ -65,12 +66,6 @@ inline JudgeError usage(std::string message) {
 
 inline double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-inline std::string fmt(double v, int prec = 3) {
-  std::ostringstream os;
-  os << std::fixed << std::setprecision(prec) << v;
-  return os.str();
 }
 
 inline std::string utc_now() {
@@ -208,15 +203,12 @@ class Session {
   Failure add_random_tests();
   bool open_device(JudgeOutcome* outcome);
   bool compile_step(JudgeOutcome* outcome);
-  // The run's first line: judge version, challenge, spec version, solution, then `after`.
-  void log_banner(const std::string& after);
   // A Python solution (harness/python_solution.h): checked by python3's parser, then, for
   // test, run, submit and sweep, judged through the Python worker. kPassed when the run
   // goes on (or, under check, is over).
   ExitCode check_python();
   // The Python worker's options (harness/worker_client.h) for start_worker().
   void python_worker(WorkerOptions* w) const;
-  void print_device();
   ExitCode finish(const std::vector<TestResult>& tests, const std::vector<BenchmarkResult>& benches,
                   JudgeOutcome* outcome);
   // The submit record (schema kRecordSchema, read back by harness/record.h's parse_record).
@@ -321,10 +313,11 @@ class Session {
   // A benchmark's verdict and figures from its samples and its last window.
   void fill_benchmark(const SampleRun& run, const WindowSamples& w, const WindowResult& last,
                       BenchmarkResult* out) const;
-  CaseReporter reporter() const { return CaseReporter(log_, spec_); }
+  ConsoleReporter reporter() const { return ConsoleReporter(log_, spec_); }
 
   // Cases. A case that never ran (the judge failed before it) is not_run, with fatal_.
   TestResult run_test(const CaseSpec& c);
+  void not_run(const CaseSpec& c, CaseResult* r) const;  // the case's name, seed, dims, fatal_
   TestResult not_run_test(const CaseSpec& c) const;
   BenchmarkResult run_benchmark(const CaseSpec& c);
   BenchmarkResult not_run_benchmark(const CaseSpec& c) const;

@@ -6,8 +6,12 @@ namespace fp4arena {
 
 std::string fixed(double v, int digits) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
+  const int n = std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  if (n >= 0 && size_t(n) < sizeof buf) return buf;
+  std::string big(size_t(n < 0 ? 0 : n) + 1, '\0');  // 1e300 has 301 digits
+  std::snprintf(&big[0], big.size(), "%.*f", digits, v);
+  big.resize(big.size() - 1);
+  return big;
 }
 
 std::string shorten(const std::string& s, size_t max) {

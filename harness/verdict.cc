@@ -5,6 +5,8 @@
 #include <iomanip>
 #include <sstream>
 
+#include "harness/text.h"
+
 namespace fp4arena {
 namespace {
 
@@ -27,24 +29,6 @@ constexpr Name kNames[] = {
     {Verdict::kEarlyExit, "early_exit"},
     {Verdict::kNotRun, "not_run"},
 };
-
-std::string fmt0(double v) {
-  std::ostringstream os;
-  os << std::fixed << std::setprecision(0) << v;
-  return os.str();
-}
-
-std::string fmt3(double v) {
-  std::ostringstream os;
-  os << std::fixed << std::setprecision(3) << v;
-  return os.str();
-}
-
-std::string fmt1(double v) {
-  std::ostringstream os;
-  os << std::fixed << std::setprecision(1) << v;
-  return os.str();
-}
 
 }  // namespace
 
@@ -100,9 +84,9 @@ Decision decide_verdict(const CallFacts& f) {
                               kEscapeSwitches * f.switch_us;
   if (f.busy_after_us > escape_limit && !f.under_tool) {
     return {Verdict::kTimingEscape,
-            "the GPU stayed busy for " + fmt0(f.busy_after_us) +
+            "the GPU stayed busy for " + fixed(f.busy_after_us, 0) +
                 " us after the launch stream finished and the judge's window had ended (" +
-                fmt0(f.judge_call_ms * 1000.0) +
+                fixed(f.judge_call_ms * 1000.0, 0) +
                 " us per call timed): work was left running outside the default stream"};
   }
   if (f.outputs_checked && !f.outputs_ok) return {Verdict::kWrongAnswer, f.outputs_summary};
@@ -127,10 +111,10 @@ double window_call_ms(const WindowClock& w, const WindowCalibration& cal, double
 Decision window_check(const WindowClock& w, const WindowCalibration& cal) {
   if (w.call_ms < cal.switch_ms - kSwitchMarginMs) {
     return {Verdict::kTimingMismatch,
-            "the judge's window closed " + fmt3(w.call_ms) +
+            "the judge's window closed " + fixed(w.call_ms, 3) +
                 " ms after its go word, faster than the two context switches it calibrated "
                 "before the solution was loaded (" +
-                fmt3(cal.switch_ms) +
+                fixed(cal.switch_ms, 3) +
                 " ms) allow: its calls ran nothing on the GPU's compute engine (work done by "
                 "copies or on the host needs no switch), or it changed how the GPU switches "
                 "between its context and the judge's"};
@@ -163,8 +147,8 @@ Score compute_score(const std::vector<double>& values, int cases_total, int case
   }
   s.geomean = std::exp(log_sum / double(values.size()));
   if (limit > 0 && worst > limit) {
-    s.reason = "over_limit: a benchmark reached " + fmt1(worst) + " " + unit +
-               ", above the device's " + limit_name + " limit of " + fmt1(limit) + " " + unit +
+    s.reason = "over_limit: a benchmark reached " + fixed(worst, 1) + " " + unit +
+               ", above the device's " + limit_name + " limit of " + fixed(limit, 1) + " " + unit +
                ", which no correct solution can";
     return s;
   }
