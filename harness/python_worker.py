@@ -4,6 +4,8 @@ and sandbox, and makes its loads and calls in Python.
 Started by run_challenge only, as
     python3 -I -B fp4arena_python_worker.py LIB --so SOLUTION.py --shm-bytes N --device D
         [--tmp DIR] [--language pytorch|triton]
+For a Triton solution the worker may run the programs Triton compiles with (ptxas, the C
+compiler: _triton_programs()) and no other; a PyTorch solution's may run none.
 with the judge's channel on fd 3 and its shared memory on fd 4. Order matters:
 1. the library's fp4arena_py_begin() while this process has one thread (Landlock: file
    changes only under DIR);
@@ -20,6 +22,7 @@ import ctypes
 import importlib.util
 import json
 import os
+import shutil
 import sys
 import traceback
 
@@ -49,6 +52,36 @@ class _DeviceBuffer:
         }
 
 
+def _triton_programs():
+    """What Triton runs when it compiles a kernel: ptxas (its own, or $TRITON_PTXAS_PATH) and
+    the C compiler that builds its launcher, with the tools the compiler runs and the ELF
+    interpreter, as real paths: the only programs the sandbox lets this worker run."""
+    paths = []
+    spec = importlib.util.find_spec("triton")
+    if spec is not None and spec.submodule_search_locations:
+        root = list(spec.submodule_search_locations)[0]
+        paths.append(os.environ.get("TRITON_PTXAS_PATH") or
+                     os.path.join(root, "backends", "nvidia", "bin", "ptxas"))
+    for name in (os.environ.get("CC"), "gcc", "cc", "as", "ld"):
+        found = shutil.which(name) if name else None
+        if found:
+            paths.append(found)
+    paths += ["/usr/lib/gcc", "/usr/libexec/gcc", "/lib64/ld-linux-x86-64.so.2",
+              "/lib/ld-linux-aarch64.so.1"]
+    return sorted({os.path.realpath(p) for p in paths if os.path.exists(p)})
+
+
+def _libcuda_dir():
+    """The folder of the libcuda this process loaded (Triton looks for it with ldconfig, a
+    program the sandbox does not run, unless $TRITON_LIBCUDA_PATH names it)."""
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            path = line.split()[-1]
+            if os.path.basename(path).startswith("libcuda.so"):
+                return os.path.dirname(path)
+    return None
+
+
 def _die(what):
     traceback.print_exc()
     sys.stderr.write("fp4arena python worker: %s\n" % what)
@@ -76,6 +109,9 @@ class _Host:
             # and starts its own threads here, before the judge counts threads around solve().
             self.torch.cuda.set_device(self.device)
             _warm_up(self.torch, self.device)
+            libcuda = _libcuda_dir()
+            if libcuda and "TRITON_LIBCUDA_PATH" not in os.environ:
+                os.environ["TRITON_LIBCUDA_PATH"] = libcuda
             spec = importlib.util.spec_from_file_location("fp4arena_solution", path.decode())
             module = importlib.util.module_from_spec(spec)
             spec.loader.exec_module(module)
@@ -138,6 +174,9 @@ def main(argv):
         return 2
     lib_path, rest = argv[1], argv[2:]
     opts = _options(rest)
+    if opts.get("--language") == "triton":
+        for program in _triton_programs():
+            rest += ["--exec", program]
     lib = ctypes.CDLL(lib_path, mode=os.RTLD_NOW | os.RTLD_LOCAL)
     c_argv = (ctypes.c_char_p * (len(rest) + 1))(b"fp4arena_python_worker",
                                                  *[a.encode() for a in rest])

@@ -331,6 +331,8 @@ bool parse_worker_args(int argc, char** argv, WorkerArgs* out) {
       out->shm_bytes = std::strtoull(argv[i + 1], nullptr, 10);
     } else if (k == "--device") {
       out->device = std::atoi(argv[i + 1]);
+    } else if (k == "--exec") {
+      out->executables.push_back(argv[i + 1]);
     }
   }
   if (out->solution.empty() || out->shm_bytes == 0) {
@@ -350,7 +352,7 @@ std::string restrict_worker_files(const WorkerArgs& a) {
   // before, so they exist.
   std::string files = "off", err;
   if (std::getenv("FP4ARENA_NO_SANDBOX")) return files;
-  if (!restrict_file_writes(a.private_dir, &files, &err))
+  if (!restrict_file_writes(a.private_dir, &files, &err, a.executables))
     worker_fatal("cannot restrict file writes: " + err);
   return files;
 }
@@ -366,7 +368,9 @@ int serve_worker(const WorkerArgs& a, const std::string& files, SolutionHooks ho
     const char* filter = std::getenv("FP4ARENA_SECCOMP");
     const SeccompMode mode = filter && std::string(filter) == "denylist" ? SeccompMode::kDenylist
                                                                          : SeccompMode::kAllowlist;
-    if (!apply_worker_sandbox(&sandbox, &err, mode))
+    // Programs may start only where Landlock holds them to the listed ones.
+    const bool programs = files.find("programs run only from") != std::string::npos;
+    if (!apply_worker_sandbox(&sandbox, &err, mode, programs))
       worker_fatal("cannot install the sandbox: " + err);
     sandbox += "; " + files;
   }

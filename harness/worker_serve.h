@@ -7,20 +7,24 @@
 #include <cstddef>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 namespace fp4arena {
 
 /// The worker's command line (given by the judge only):
-///   --so FILE --shm-bytes N --device D [--tmp DIR]   (fd 3: socket, fd 4: memfd)
+///   --so FILE --shm-bytes N --device D [--tmp DIR] [--exec PATH]...   (fd 3: socket, fd 4: memfd)
 /// DIR: the worker's private folder, made and removed by the judge; the only place the
-/// sandboxed worker may create or change files.
+/// sandboxed worker may create or change files. --exec (the Python worker of a Triton
+/// solution only): a program, or a folder of programs, the worker may run (its compilers);
+/// without one it may run none.
 struct WorkerArgs {
   std::string solution;  ///< --so: the compiled object, or the Python file
   std::string private_dir;
   std::size_t shm_bytes = 0;
   int device = 0;
+  std::vector<std::string> executables;  ///< --exec, in order
 };
 /// False (with a line on stderr) when --so or --shm-bytes is missing.
 bool parse_worker_args(int argc, char** argv, WorkerArgs* out);

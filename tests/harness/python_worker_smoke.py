@@ -1,7 +1,9 @@
 """The Python worker started as the judge starts it, without torch or a GPU: python3 loads
 libfp4arena_pyworker.so, passes its arguments, takes the Landlock step and serves; where there
 is no GPU its first word is a fatal naming the CUDA device, where there is one a hello (then
-it is told to quit). A stand-in `torch` (no tensors) lets the host script run on CI.
+it is told to quit), for a PyTorch and for a Triton solution (whose worker's Landlock step
+lists the programs it may run). Stand-ins for torch (no tensors) and triton let the host
+script run on CI.
 
 Usage: python_worker_smoke.py BUILD_DIR
 """
@@ -57,10 +59,16 @@ def send_message(sock, msg):
 
 
 def main(build):
+    # A PyTorch solution's worker may run no program; a Triton one's Triton's compilers.
+    return start(build, "pytorch") or start(build, "triton")
+
+
+def start(build, language):
     work = tempfile.mkdtemp(prefix="fp4arena-pyworker-smoke-")
-    os.makedirs(os.path.join(work, "stubs", "torch"))
-    with open(os.path.join(work, "stubs", "torch", "__init__.py"), "w") as f:
-        f.write(STUB)
+    for module, text in (("torch", STUB), ("triton", "")):
+        os.makedirs(os.path.join(work, "stubs", module))
+        with open(os.path.join(work, "stubs", module, "__init__.py"), "w") as f:
+            f.write(text)
     private = os.path.join(work, "private")
     os.makedirs(private)
     solution = os.path.join(work, "solution.py")
@@ -77,7 +85,7 @@ def main(build):
     env = dict(os.environ, PYTHONPATH=os.path.join(work, "stubs"))
     argv = [sys.executable, "-B", os.path.join(build, "fp4arena_python_worker.py"),
             os.path.join(build, "libfp4arena_pyworker.so"), "--so", solution, "--shm-bytes",
-            "4096", "--device", "0", "--tmp", private, "--language", "pytorch"]
+            "4096", "--device", "0", "--tmp", private, "--language", language]
     proc = subprocess.Popen(argv, preexec_fn=child_fds, env=env, pass_fds=(3, 4),
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     worker_end.close()
@@ -86,7 +94,7 @@ def main(build):
     if msg is not None and msg.get("op") == "hello":
         send_message(judge_end, {"op": "quit"})
     out = proc.communicate(timeout=120)[0].decode(errors="replace")
-    print("first word:", msg)
+    print(language, "worker's first word:", msg)
     print("worker output:", out)
     print("exit:", proc.returncode)
     if msg is None:
@@ -97,7 +105,10 @@ def main(build):
             print("FAIL: a fatal word, but not the missing CUDA device")
             return 1
         return 0
-    if msg.get("op") == "hello" and proc.returncode == 0 and "landlock" in msg.get("sandbox", ""):
+    sandbox = msg.get("sandbox", "")
+    lists_programs = "programs run only from" in sandbox or "landlock ABI" not in sandbox
+    if msg.get("op") == "hello" and proc.returncode == 0 and "landlock" in sandbox and (
+            language != "triton" or lists_programs):
         return 0
     print("FAIL: unexpected")
     return 1
