@@ -272,6 +272,9 @@ TEST(Cli, PythonSolutionsAreCheckedByPythonsParser) {
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("(pytorch)"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("solve() takes the spec's parameters"), std::string::npos) << r.output;
+  r = check(source_dir() + "/solutions/nvfp4_matmul/triton_dequant.py");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("(triton)"), std::string::npos) << r.output;
 
   r = check(dir + "wrong_params.py");
   EXPECT_EQ(r.exit_code, int(ExitCode::kCompileError)) << r.output;

@@ -67,6 +67,24 @@ TEST(GpuPython, ThePytorchSolutionPassesAndIsTimedByTheJudge) {
   EXPECT_GT(b["value"].get<double>(), 0);
 }
 
+// The Triton rung compiles inside the worker's sandbox (Triton's ptxas and C compiler are
+// the only programs it may run) and passes every test case.
+TEST(GpuPython, TheTritonSolutionCompilesInTheSandboxAndPassesEveryTest) {
+  SKIP_WITHOUT_GPU_AND_TORCH();
+  std::string out;
+  if (run_capture({python_program(), "-I", "-c", "import triton"}, &out) != 0)
+    GTEST_SKIP() << python_program() << " cannot import triton: " << out;
+  std::string log;
+  JudgeOutcome r =
+      judge_python(source_dir() + "/solutions/nvfp4_matmul/triton_dequant.py", Action::kTest, &log);
+  std::cerr << log;
+  ASSERT_EQ(r.code, ExitCode::kPassed) << log;
+  EXPECT_EQ(r.record["solution"]["language"], "triton");
+  EXPECT_NE(r.record["sandbox"].get<std::string>().find("programs run only from"),
+            std::string::npos)
+      << r.record["sandbox"];
+}
+
 TEST(GpuPython, FixturesGetTheCudaFixturesVerdicts) {
   SKIP_WITHOUT_GPU_AND_TORCH();
   const struct {
