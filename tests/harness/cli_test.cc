@@ -275,6 +275,9 @@ TEST(Cli, PythonSolutionsAreCheckedByPythonsParser) {
   r = check(source_dir() + "/solutions/nvfp4_matmul/triton_dequant.py");
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("(triton)"), std::string::npos) << r.output;
+  r = run_cli({source_dir() + "/challenges/w4a16_matmul", "--solution",
+               source_dir() + "/solutions/w4a16_matmul/triton_dequant.py", "--action", "check"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
 
   r = check(dir + "wrong_params.py");
   EXPECT_EQ(r.exit_code, int(ExitCode::kCompileError)) << r.output;

@@ -32,9 +32,10 @@ std::string no_torch_reason() {
   } while (0)
 
 JudgeOutcome judge_python(const std::string& path, Action action, std::string* log,
-                          std::vector<std::string> cases = {}) {
+                          std::vector<std::string> cases = {},
+                          const std::string& challenge = challenge_dir()) {
   JudgeOptions o;
-  o.challenge_dir = challenge_dir();
+  o.challenge_dir = challenge;
   o.solution_path = path;
   o.action = action;
   o.cases = std::move(cases);
@@ -67,22 +68,25 @@ TEST(GpuPython, ThePytorchSolutionPassesAndIsTimedByTheJudge) {
   EXPECT_GT(b["value"].get<double>(), 0);
 }
 
-// The Triton rung compiles inside the worker's sandbox (Triton's ptxas and C compiler are
-// the only programs it may run) and passes every test case.
-TEST(GpuPython, TheTritonSolutionCompilesInTheSandboxAndPassesEveryTest) {
+// The Triton rungs compile inside the worker's sandbox (Triton's ptxas and C compiler are
+// the only programs it may run) and pass every test case of their challenge.
+TEST(GpuPython, TheTritonSolutionsCompileInTheSandboxAndPassEveryTest) {
   SKIP_WITHOUT_GPU_AND_TORCH();
   std::string out;
   if (run_capture({python_program(), "-I", "-c", "import triton"}, &out) != 0)
     GTEST_SKIP() << python_program() << " cannot import triton: " << out;
-  std::string log;
-  JudgeOutcome r =
-      judge_python(source_dir() + "/solutions/nvfp4_matmul/triton_dequant.py", Action::kTest, &log);
-  std::cerr << log;
-  ASSERT_EQ(r.code, ExitCode::kPassed) << log;
-  EXPECT_EQ(r.record["solution"]["language"], "triton");
-  EXPECT_NE(r.record["sandbox"].get<std::string>().find("programs run only from"),
-            std::string::npos)
-      << r.record["sandbox"];
+  for (const char* challenge : {"nvfp4_matmul", "w4a16_matmul"}) {
+    std::string log;
+    JudgeOutcome r =
+        judge_python(source_dir() + "/solutions/" + challenge + "/triton_dequant.py", Action::kTest,
+                     &log, {}, source_dir() + "/challenges/" + challenge);
+    std::cerr << log;
+    EXPECT_EQ(r.code, ExitCode::kPassed) << challenge << "\n" << log;
+    EXPECT_EQ(r.record["solution"]["language"], "triton");
+    EXPECT_NE(r.record["sandbox"].get<std::string>().find("programs run only from"),
+              std::string::npos)
+        << r.record["sandbox"];
+  }
 }
 
 TEST(GpuPython, FixturesGetTheCudaFixturesVerdicts) {
