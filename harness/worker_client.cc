@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "harness/process.h"
+#include "harness/text.h"
 
 namespace fp4arena {
 namespace {
@@ -171,8 +172,8 @@ std::string private_dir_base() {
 // `*path`. A worker of its own user reads its program and the solution from its private
 // folder: the build and the compile cache may sit in folders only the judge may enter.
 bool stage_copy(const std::string& src, const std::string& dir, mode_t mode, std::string* path,
-                std::string* err) {
-  const std::string dst = dir + "/" + src.substr(src.find_last_of('/') + 1);
+                std::string* err, const std::string& name = "") {
+  const std::string dst = dir + "/" + (name.empty() ? base_name(src) : name);
   std::error_code ec;
   std::filesystem::copy_file(src, dst, std::filesystem::copy_options::overwrite_existing, ec);
   if (ec || chmod(dst.c_str(), mode) != 0) {
@@ -182,6 +183,13 @@ bool stage_copy(const std::string& src, const std::string& dir, mode_t mode, std
   }
   *path = dst;
   return true;
+}
+
+// "solution" with the solution file's extension (".so", ".py").
+std::string solution_name(const std::string& path) {
+  const std::string name = base_name(path);
+  const size_t dot = name.rfind('.');
+  return "solution" + (dot == std::string::npos ? std::string() : name.substr(dot));
 }
 
 WorkerIdentity worker_identity(const WorkerOptions& opts) {
@@ -349,7 +357,9 @@ bool WorkerProcess::make_private_dir_for(const WorkerOptions& opts, const Worker
   if (private_dir_.empty()) return false;
   if (!id.use) return true;
   if (!stage_copy(opts.worker_path, private_dir_, 0555, worker_path, err) ||
-      !stage_copy(opts.so_path, private_dir_, 0444, so_path, err) ||
+      // A name of the judge's choosing: a solution named like the worker or its host script
+      // cannot replace them.
+      !stage_copy(opts.so_path, private_dir_, 0444, so_path, err, solution_name(opts.so_path)) ||
       (!opts.host_script.empty() &&
        !stage_copy(opts.host_script, private_dir_, 0444, host_script, err))) {
     return false;
