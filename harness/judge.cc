@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "harness/json_read.h"
 #include "harness/session.h"
 #include "harness/sha256.h"
 #include "harness/text.h"
@@ -421,7 +422,7 @@ nlohmann::json Session::record_json(const std::vector<TestResult>& tests,
       {"tests", tests_j},
       {"benchmarks", benches_j},
       {"score",
-       {{"geomean", score.geomean ? nlohmann::json(*score.geomean) : nlohmann::json(nullptr)},
+       {{"geomean", json_number_or_null(score.geomean)},
         {"valid", score.valid},
         {"reason", score.reason}}},
       {"passed", all_passed},
