@@ -23,6 +23,7 @@ import importlib.util
 import json
 import os
 import shutil
+import subprocess
 import sys
 import traceback
 
@@ -52,23 +53,69 @@ class _DeviceBuffer:
         }
 
 
+# Folders never allowed whole: a wrapper script that lives in one is allowed alone.
+_SYSTEM_BIN = {"/bin", "/sbin", "/usr/bin", "/usr/sbin", "/usr/local/bin", "/usr/local/sbin"}
+
+
+def _interpreter(path):
+    """The program a script's #! line runs (and, for "#!/usr/bin/env NAME", NAME), or []."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(256)
+    except OSError:
+        return []
+    if not head.startswith(b"#!"):
+        return []
+    words = head[2:].split(b"\n")[0].decode(errors="replace").split()
+    if not words:
+        return []
+    found = [words[0]]
+    if os.path.basename(words[0]) == "env" and len(words) > 1:
+        found.append(shutil.which(words[1]) or words[1])
+    return found
+
+
+def _compiler_folders(cc):
+    """The folders the C compiler runs its own programs from (cc1, as, collect2, ld), as it
+    reports them; a wrapper's -B folders are among them."""
+    try:
+        out = subprocess.run([cc, "-print-search-dirs"], capture_output=True, text=True,
+                             timeout=30, stdin=subprocess.DEVNULL).stdout
+    except (OSError, subprocess.SubprocessError):
+        return []
+    for line in out.splitlines():
+        if line.startswith("programs: ="):
+            return [d for d in line[len("programs: ="):].split(":") if d]
+    return []
+
+
 def _triton_programs():
     """What Triton runs when it compiles a kernel: ptxas (its own, or $TRITON_PTXAS_PATH) and
-    the C compiler that builds its launcher, with the tools the compiler runs and the ELF
-    interpreter, as real paths: the only programs the sandbox lets this worker run."""
+    the C compiler that builds its launcher ($CC, else gcc or clang), with the programs the
+    compiler runs and the ELF interpreter, as real paths: the only programs the sandbox lets
+    this worker run. A compiler that is a script (such as "#!/bin/sh exec gcc-real -B...")
+    brings its interpreter and its own folder."""
     paths = []
     spec = importlib.util.find_spec("triton")
     if spec is not None and spec.submodule_search_locations:
         root = list(spec.submodule_search_locations)[0]
         paths.append(os.environ.get("TRITON_PTXAS_PATH") or
                      os.path.join(root, "backends", "nvidia", "bin", "ptxas"))
-    for name in (os.environ.get("CC"), "gcc", "cc", "as", "ld"):
-        found = shutil.which(name) if name else None
-        if found:
-            paths.append(found)
+    cc = os.environ.get("CC") or shutil.which("gcc") or shutil.which("clang")
+    programs = [p for p in (cc, shutil.which("as"), shutil.which("ld")) if p]
+    for program in programs:
+        paths.append(program)
+        script = _interpreter(program)
+        paths += script
+        folder = os.path.dirname(os.path.realpath(program))
+        if script and folder not in _SYSTEM_BIN:
+            paths.append(folder)
+    if cc:
+        paths += [d for d in _compiler_folders(cc)
+                  if os.path.realpath(d).rstrip("/") not in _SYSTEM_BIN]
     paths += ["/usr/lib/gcc", "/usr/libexec/gcc", "/lib64/ld-linux-x86-64.so.2",
               "/lib/ld-linux-aarch64.so.1"]
-    return sorted({os.path.realpath(p) for p in paths if os.path.exists(p)})
+    return sorted({os.path.realpath(p) for p in paths if p and os.path.exists(p)})
 
 
 def _libcuda_dir():

@@ -3,12 +3,15 @@ libfp4arena_pyworker.so, passes its arguments, takes the Landlock step and serve
 is no GPU its first word is a fatal naming the CUDA device, where there is one a hello (then
 it is told to quit), for a PyTorch and for a Triton solution (whose worker's Landlock step
 lists the programs it may run). Stand-ins for torch (no tensors) and triton let the host
-script run on CI.
+script run on CI. The Triton worker's C compiler is a shell script that execs a program
+beside it (as a packaged gcc can be); the stand-in triton runs it after the Landlock step,
+as Triton runs $CC to build its launcher, and the worker dies if it is refused.
 
 Usage: python_worker_smoke.py BUILD_DIR
 """
 
 import os
+import shutil
 import socket
 import struct
 import subprocess
@@ -58,6 +61,27 @@ def send_message(sock, msg):
     sock.sendall(struct.pack("<I", len(body)) + body)
 
 
+# The stand-in triton runs $CC, as Triton does at its first compile; a refusal ends the worker.
+TRITON_STUB = '''
+import os, subprocess
+if os.environ.get("CC"):
+    subprocess.run([os.environ["CC"], "--version"], check=True, stdout=subprocess.DEVNULL)
+'''
+
+
+def wrapped_compiler(work):
+    """A C compiler that is a shell script exec'ing a program in its own folder."""
+    folder = os.path.join(work, "cc")
+    os.makedirs(folder)
+    real = os.path.join(folder, "cc-real")
+    shutil.copy("/bin/true", real)
+    cc = os.path.join(folder, "cc")
+    with open(cc, "w") as f:
+        f.write("#!/bin/sh\nexec %s \"$@\"\n" % real)
+    os.chmod(cc, 0o755)
+    return cc
+
+
 def main(build):
     # A PyTorch solution's worker may run no program; a Triton one's Triton's compilers.
     return start(build, "pytorch") or start(build, "triton")
@@ -65,7 +89,7 @@ def main(build):
 
 def start(build, language):
     work = tempfile.mkdtemp(prefix="fp4arena-pyworker-smoke-")
-    for module, text in (("torch", STUB), ("triton", "")):
+    for module, text in (("torch", STUB), ("triton", TRITON_STUB)):
         os.makedirs(os.path.join(work, "stubs", module))
         with open(os.path.join(work, "stubs", module, "__init__.py"), "w") as f:
             f.write(text)
@@ -83,6 +107,9 @@ def start(build, language):
         os.dup2(shm, 4)
 
     env = dict(os.environ, PYTHONPATH=os.path.join(work, "stubs"))
+    env.pop("CC", None)
+    if language == "triton":
+        env["CC"] = wrapped_compiler(work)
     argv = [sys.executable, "-B", os.path.join(build, "fp4arena_python_worker.py"),
             os.path.join(build, "libfp4arena_pyworker.so"), "--so", solution, "--shm-bytes",
             "4096", "--device", "0", "--tmp", private, "--language", language]
