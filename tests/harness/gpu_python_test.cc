@@ -111,5 +111,86 @@ TEST(GpuPython, FixturesGetTheCudaFixturesVerdicts) {
   }
 }
 
+// The bundled PyTorch solution with `cheat` appended (the cheat wraps its solve()), written
+// as a solution file of its own.
+std::string with_cheat(const std::string& name, const std::string& cheat) {
+  std::string text, err;
+  const std::string honest = source_dir() + "/solutions/nvfp4_matmul/torch_dequant.py";
+  EXPECT_TRUE(read_file(honest, &text, &err)) << err;
+  const std::string path = ::testing::TempDir() + "/python-" + name + ".py";
+  EXPECT_TRUE(write_file_atomic(path, text + "\n" + cheat, &err)) << err;
+  return path;
+}
+
+// A case's entry in a record, test or benchmark.
+const nlohmann::json* case_in(const nlohmann::json& record, const std::string& name) {
+  for (const char* list : {"tests", "benchmarks"}) {
+    if (!record.contains(list)) continue;
+    for (const nlohmann::json& c : record[list])
+      if (c.value("name", "") == name) return &c;
+  }
+  return nullptr;
+}
+
+// The Python forms of the CUDA fixtures' cheats, on an honest solution: each gets the verdict
+// its CUDA counterpart gets (gpu_adversarial_test.cc).
+TEST(GpuPython, CheatsGetTheCudaFixturesVerdicts) {
+  SKIP_WITHOUT_GPU_AND_TORCH();
+  const struct {
+    const char* name;
+    const char* cheat;
+    const char* case_name;
+    const char* verdict;
+    const char* reason_has;
+    ExitCode code;
+  } cases[] = {
+      // torch's event clock halved: the judge times with its own events; the report is a
+      // diagnostic (forge_event_time).
+      {"forge_elapsed",
+       "_elapsed = torch.cuda.Event.elapsed_time\n"
+       "torch.cuda.Event.elapsed_time = lambda self, end: 0.5 * _elapsed(self, end)\n",
+       "rev1", "passed", "", ExitCode::kPassed},
+      // The work enqueued on a torch side stream (non-blocking) and left running
+      // (stream_escape).
+      {"side_stream",
+       "_honest, _side = solve, []\n"
+       "def solve(*args):\n"
+       "    if not _side:\n"
+       "        _side.append(torch.cuda.Stream())\n"
+       "    with torch.cuda.stream(_side[0]):\n"
+       "        _honest(*args)\n",
+       "rev1", "timing_escape", "the GPU stayed busy for", ExitCode::kFailed},
+      // A thread started in solve() and still running when it returns (thread_escape).
+      {"thread_left",
+       "import threading, time\n"
+       "_honest = solve\n"
+       "def solve(*args):\n"
+       "    _honest(*args)\n"
+       "    threading.Thread(target=time.sleep, args=(0.05,), daemon=True).start()\n",
+       "example", "thread_escape", "thread(s) it started still running", ExitCode::kFailed},
+      // Nothing computed for buffers seen before, trusting the earlier answer to be there
+      // (replay_by_pointer): the judge's ring of buffers and its poison catch it.
+      {"replay",
+       "_honest, _seen = solve, set()\n"
+       "def solve(a, a_scales, b, b_scales, alpha, c, M, N, K):\n"
+       "    key = (a.data_ptr(), c.data_ptr())\n"
+       "    if key not in _seen:\n"
+       "        _seen.add(key)\n"
+       "        _honest(a, a_scales, b, b_scales, alpha, c, M, N, K)\n",
+       "rev1", "wrong_answer", "", ExitCode::kFailed},
+  };
+  for (const auto& c : cases) {
+    std::string log;
+    JudgeOutcome r = judge_python(with_cheat(c.name, c.cheat), Action::kRun, &log, {c.case_name});
+    EXPECT_EQ(r.code, c.code) << c.name << "\n" << log;
+    const nlohmann::json* got = case_in(r.record, c.case_name);
+    ASSERT_NE(got, nullptr) << c.name << "\n" << log;
+    EXPECT_EQ((*got)["verdict"], c.verdict) << c.name << "\n" << log;
+    EXPECT_NE(got->value("reason", "").find(c.reason_has), std::string::npos)
+        << c.name << ": " << got->value("reason", "") << "\n"
+        << log;
+  }
+}
+
 }  // namespace
 }  // namespace fp4arena
