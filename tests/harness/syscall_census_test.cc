@@ -1,5 +1,6 @@
 // fp4arena_syscall_census (tests/tools/syscall_census.cc) follows a command's processes and
-// counts the system calls of those running fp4arena_worker. Without a GPU the worker stops
+// counts the system calls of those running a worker (fp4arena_worker, or python3 running the
+// Python worker's script). Without a GPU the worker stops
 // before its filter; a worker started by hand exits at once, which is enough to see the
 // census follow an exec through a shell and count the worker's calls alone.
 #include <gtest/gtest.h>
@@ -53,6 +54,32 @@ TEST(SyscallCensus, CountsTheWorkersCallsThroughAShellAndPassesItsExitStatusOn) 
   auto usage = run_capture({binary_dir() + "/fp4arena_syscall_census", out}, &text);
   EXPECT_EQ(usage, 2);
   EXPECT_NE(text.find("usage: fp4arena_syscall_census OUT.json -- COMMAND"), std::string::npos);
+}
+
+// python3 running the Python worker's host script is a worker too (started by hand, the
+// script says so and exits 2); python3 running anything else is not.
+TEST(SyscallCensus, CountsThePythonWorker) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "built with the sanitizers (see the test above)";
+#endif
+  const std::string dir = unique_temp_dir("census-py");
+  ASSERT_FALSE(dir.empty());
+  const std::string out = dir + "/census.json";
+  std::string text;
+  const int code =
+      run_capture({binary_dir() + "/fp4arena_syscall_census", out, "--", "/bin/sh", "-c",
+                   "python3 -c 'print(1)'; python3 " + binary_dir() + "/fp4arena_python_worker.py"},
+                  &text);
+  if (code == 2 && text.find("did not stop for tracing") != std::string::npos) {
+    GTEST_SKIP() << "ptrace is not allowed here: " << text;
+  }
+  EXPECT_EQ(code, 2) << text;
+  EXPECT_NE(text.find("started by run_challenge, not by hand"), std::string::npos) << text;
+  std::ifstream in(out);
+  ASSERT_TRUE(in.good()) << text;
+  const nlohmann::json census = nlohmann::json::parse(in);
+  EXPECT_EQ(census["workers"], 1) << census.dump();
+  EXPECT_FALSE(census["before_filter"].empty()) << census.dump();
 }
 
 }  // namespace
