@@ -111,7 +111,8 @@ TEST(GpuPython, FixturesGetTheCudaFixturesVerdicts) {
   }
 }
 
-// The bundled PyTorch solution with `cheat` appended (the cheat wraps its solve()), written
+// The bundled PyTorch solution with `cheat` appended (the cheat wraps its solve() and keeps
+// the spec's parameters: the judge checks the signature of the last solve()), written
 // as a solution file of its own.
 std::string with_cheat(const std::string& name, const std::string& cheat) {
   std::string text, err;
@@ -154,18 +155,18 @@ TEST(GpuPython, CheatsGetTheCudaFixturesVerdicts) {
       // (stream_escape).
       {"side_stream",
        "_honest, _side = solve, []\n"
-       "def solve(*args):\n"
+       "def solve(a, a_scales, b, b_scales, alpha, c, M, N, K):\n"
        "    if not _side:\n"
        "        _side.append(torch.cuda.Stream())\n"
        "    with torch.cuda.stream(_side[0]):\n"
-       "        _honest(*args)\n",
+       "        _honest(a, a_scales, b, b_scales, alpha, c, M, N, K)\n",
        "rev1", "timing_escape", "the GPU stayed busy for", ExitCode::kFailed},
       // A thread started in solve() and still running when it returns (thread_escape).
       {"thread_left",
        "import threading, time\n"
        "_honest = solve\n"
-       "def solve(*args):\n"
-       "    _honest(*args)\n"
+       "def solve(a, a_scales, b, b_scales, alpha, c, M, N, K):\n"
+       "    _honest(a, a_scales, b, b_scales, alpha, c, M, N, K)\n"
        "    threading.Thread(target=time.sleep, args=(0.05,), daemon=True).start()\n",
        "example", "thread_escape", "thread(s) it started still running", ExitCode::kFailed},
       // Nothing computed for buffers seen before, trusting the earlier answer to be there
