@@ -437,11 +437,10 @@ ExitCode Session::finish(const std::vector<TestResult>& tests,
   }
   Score score =
       compute_score(values, total, passed, limit(), limit_name(spec_.limit), spec_.metric.unit());
-  // --action test times nothing, and a run whose --case picked no benchmark timed nothing:
-  // the result is then the tests' alone (a submit always runs every benchmark).
+  // --action test times nothing, and neither does a run whose --case picked no benchmark (a
+  // submit always runs every benchmark).
   const bool tests_only = opts_.action == Action::kTest;
-  const bool untimed = tests_only || benches.empty();
-  const bool all_passed = passed == total && total > 0 && (score.valid || untimed);
+  const bool all_passed = run_passed(passed, total, score, !tests_only && !benches.empty());
   outcome->record = record_json(tests, benches, score, all_passed);
   reporter().score(score, tests_only);
   reporter().result(all_passed, passed, total, seconds_since(t_start_));
