@@ -397,7 +397,7 @@ nlohmann::json Session::record_json(const std::vector<TestResult>& tests,
         {"kernels", kernel_resources_json(compiled_.kernels)}}},
       {"device", device_to_json(device_, nvcc_version_)},
       {"buffers", buffer_mode_name(opts_.buffers)},
-      {"sandbox", sandbox_},
+      {"sandbox", calls_.sandbox()},
       {"timing_method", kTimingMethod},
       {"timing",
        "each sample is one window of back-to-back calls, each on fresh inputs not in the L2 "
@@ -534,7 +534,7 @@ void Session::size_shared_memory() {
     if (list == &sweep_shapes_ && opts_.action != Action::kSweep) continue;
     if (list != &sweep_shapes_ && opts_.action == Action::kSweep) continue;
     for (const CaseSpec& c : *list) {
-      if (selected(c)) shm_bytes_ = std::max(shm_bytes_, layout_for(spec_, c.dims).total);
+      if (selected(c)) calls_.need_shared_bytes(layout_for(spec_, c.dims).total);
     }
   }
 }
@@ -550,10 +550,10 @@ ExitCode Session::run_tool(JudgeOutcome* outcome) {
       {"device", device_to_json(device_, nvcc_version_)}};
   const ExitCode code =
       opts_.action == Action::kSanitize ? run_sanitize(&record) : run_profile(&record);
-  worker_.reset();
+  calls_.stop();
   reap_orphans();
-  for (const std::string& f : tool_logs_) log_ << "tool log " << f << "\n";
-  record["tool_logs"] = tool_logs_;
+  for (const std::string& f : calls_.tool_logs()) log_ << "tool log " << f << "\n";
+  record["tool_logs"] = calls_.tool_logs();
   outcome->record = record;
   return code;
 }
@@ -583,7 +583,7 @@ void Session::run_cases(JudgeOutcome* outcome) {
     if (timed && selected(c))
       benches.push_back(fatal_.empty() ? run_benchmark(c) : not_run_benchmark(c));
   }
-  worker_.reset();
+  calls_.stop();
   reap_orphans();
   outcome->code = finish(tests, benches, outcome);
   outcome->sample_seeds = sample_seeds_;
