@@ -144,6 +144,7 @@ TEST(GpuPython, CheatsGetTheCudaFixturesVerdicts) {
     const char* verdict;
     const char* reason_has;
     ExitCode code;
+    const char* or_verdict = nullptr;  // another verdict as good (then reason_has is not asked)
   } cases[] = {
       // torch's event clock halved: the judge times with its own events; the report is a
       // diagnostic (forge_event_time).
@@ -152,7 +153,8 @@ TEST(GpuPython, CheatsGetTheCudaFixturesVerdicts) {
        "torch.cuda.Event.elapsed_time = lambda self, end: 0.5 * _elapsed(self, end)\n",
        "rev1", "passed", "", ExitCode::kPassed},
       // The work enqueued on a torch side stream (non-blocking) and left running
-      // (stream_escape).
+      // (stream_escape): timing_escape when it ran inside the window, wrong_answer when the
+      // judge's snapshot came first (the H200, 2026-11-28: 16437048 of 16777216 elements).
       {"side_stream",
        "_honest, _side = solve, []\n"
        "def solve(a, a_scales, b, b_scales, alpha, c, M, N, K):\n"
@@ -160,7 +162,7 @@ TEST(GpuPython, CheatsGetTheCudaFixturesVerdicts) {
        "        _side.append(torch.cuda.Stream())\n"
        "    with torch.cuda.stream(_side[0]):\n"
        "        _honest(a, a_scales, b, b_scales, alpha, c, M, N, K)\n",
-       "rev1", "timing_escape", "the GPU stayed busy for", ExitCode::kFailed},
+       "rev1", "timing_escape", "the GPU stayed busy for", ExitCode::kFailed, "wrong_answer"},
       // A thread started in solve() and still running when it returns (thread_escape).
       {"thread_left",
        "import threading, time\n"
@@ -186,7 +188,9 @@ TEST(GpuPython, CheatsGetTheCudaFixturesVerdicts) {
     EXPECT_EQ(r.code, c.code) << c.name << "\n" << log;
     const nlohmann::json* got = case_in(r.record, c.case_name);
     ASSERT_NE(got, nullptr) << c.name << "\n" << log;
-    EXPECT_EQ((*got)["verdict"], c.verdict) << c.name << "\n" << log;
+    const std::string verdict = got->value("verdict", "");
+    if (c.or_verdict && verdict == c.or_verdict) continue;
+    EXPECT_EQ(verdict, c.verdict) << c.name << "\n" << log;
     EXPECT_NE(got->value("reason", "").find(c.reason_has), std::string::npos)
         << c.name << ": " << got->value("reason", "") << "\n"
         << log;
