@@ -82,7 +82,8 @@ void ConsoleReporter::failure(Verdict v, const std::string& reason,
       for (const std::string& line : split_lines(o.tile_map)) log_ << "        " << line << "\n";
     }
   }
-  log_ << "        replay: " << replay << "\n";
+  // A case the judge could not run (its own failure) has nothing of the solution's to replay.
+  if (v != Verdict::kNotRun) log_ << "        replay: " << replay << "\n";
 }
 
 void ConsoleReporter::test(const TestResult& t, const std::string& replay) const {
