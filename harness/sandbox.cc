@@ -331,7 +331,7 @@ bool restrict_file_writes(const std::string& writable_dir, std::string* descript
 // The end of the allowlist filter (the accumulator holds the call's number): the calls on
 // the caller alone, the listed calls, and ENOSYS for everything else (the C library then
 // falls back, as it does on an older kernel).
-void add_allowlist(std::vector<sock_filter>* f) {
+void add_allowlist(std::vector<sock_filter>* f, bool allow_programs) {
   for (long nr : allowed_for_self()) allow_only_if(f, nr, kArg0, 0);
   // setpriority(PRIO_PROCESS, 0, n) only: a process group or a user reaches other processes.
   f->push_back(jump(BPF_JMP | BPF_JEQ | BPF_K, uint32_t(SYS_setpriority), 0, 6));
@@ -341,7 +341,13 @@ void add_allowlist(std::vector<sock_filter>* f) {
   f->push_back(jump(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 1));
   f->push_back(stmt(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
   f->push_back(stmt(BPF_RET | BPF_K, kRefused));
-  for (long nr : allowed_calls()) {
+  std::vector<long> allowed = allowed_calls();
+  // Where programs may run (Triton's compilers; Landlock says which), starting them too.
+  if (allow_programs) allowed.insert(allowed.end(), {SYS_execve, SYS_execveat, SYS_vfork});
+#ifdef SYS_fork
+  if (allow_programs) allowed.push_back(SYS_fork);
+#endif
+  for (long nr : allowed) {
     f->push_back(jump(BPF_JMP | BPF_JEQ | BPF_K, uint32_t(nr), 0, 1));
     f->push_back(stmt(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
   }
@@ -390,7 +396,7 @@ bool apply_worker_sandbox(std::string* description, std::string* err, SeccompMod
   f.push_back(stmt(BPF_RET | BPF_K, kRefused));
   f.push_back(stmt(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
   if (mode == SeccompMode::kAllowlist) {
-    add_allowlist(&f);
+    add_allowlist(&f, allow_programs);
   } else {
     f.push_back(stmt(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
   }
