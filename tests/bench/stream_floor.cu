@@ -15,7 +15,9 @@
 //              128 blocks or one per SM;
 //   cold       the best kernel's single call after the clean flush (no call before it).
 //
-// Usage: fp4arena_stream_floor   (needs sm_90 and the fp4arena_worker next to it)
+// Usage: fp4arena_stream_floor [MIB ...] [--no-window-study]
+//   MIB: 1, 14 or 138 (default all three, for the rows and the window study); exit 2 on
+//   anything else. Needs sm_90 and the fp4arena_worker next to it.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -105,13 +107,13 @@ struct Variant {
 // Does the judge's excess over the same calls in process grow with the window? Judged per-call
 // us with windows of 1 and 4 ms of calls (at most 512), each beside the in-process figure over
 // the same number of calls on the judge's own inputs.
-bool window_study(const fp4arena::PreCall& pre, const std::string& dir,
-                  const std::string& solution) {
+bool window_study(const fp4arena::PreCall& pre, const std::string& dir, const std::string& solution,
+                  const std::vector<std::string>& names) {
   std::printf("\nwindow study: judged and in-process us per call, by window length\n");
   std::printf("%10s | %6s %9s %9s %8s | %6s %9s %9s %8s\n", "MiB", "calls", "judged", "in-proc",
               "excess", "calls", "judged", "in-proc", "excess");
-  for (const char* name : {"mb1", "mb14", "mb138"}) {
-    std::printf("%10s", name + 2);
+  for (const std::string& name : names) {
+    std::printf("%10s", name.c_str() + 2);
     for (double window_ms : {1.0, 4.0}) {
       fp4arena::bench::JudgedFigure j;
       double us = 0;
@@ -130,9 +132,33 @@ bool window_study(const fp4arena::PreCall& pre, const std::string& dir,
   return true;
 }
 
-int main() {
+// The case names (mb1, mb14, mb138) the arguments ask for, and whether to run the window
+// study; false on an argument it does not know.
+bool parse_args(int argc, char** argv, std::vector<std::string>* names, bool* study) {
+  *study = true;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--no-window-study") {
+      *study = false;
+    } else if (a == "1" || a == "14" || a == "138") {
+      names->push_back("mb" + a);
+    } else {
+      std::fprintf(stderr,
+                   "%s: unknown argument '%s'\nusage: %s [1|14|138 ...] [--no-window-study]\n",
+                   kProgram, a.c_str(), kProgram);
+      return false;
+    }
+  }
+  if (names->empty()) *names = {"mb1", "mb14", "mb138"};
+  return true;
+}
+
+int main(int argc, char** argv) {
   // Line-buffered even into a file: a run cut short by a time limit keeps its finished rows.
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  std::vector<std::string> names;
+  bool study = true;
+  if (!parse_args(argc, argv, &names, &study)) return 2;
   int sms = 0;
   cudaDeviceProp prop;
   fp4arena::bench::require_sm90(kProgram, "cp.async.bulk", &sms, &prop);
@@ -152,16 +178,13 @@ int main() {
   std::printf("%10s %5s | %9s %7s | %9s %7s | %9s %7s %-11s | %9s %7s | %8s\n", "MiB", "calls",
               "judged us", "GB/s", "in-proc", "GB/s", "best", "GB/s", "(kernel)", "cold us", "GB/s",
               "judged %");
-  const struct {
-    const char* name;
-    size_t mib;
-  } kSizes[] = {{"mb1", 1}, {"mb14", 14}, {"mb138", 138}};
-  for (const auto& sz : kSizes) {
-    const size_t bytes = sz.mib << 20;
+  for (const std::string& name : names) {
+    const size_t mib = std::stoul(name.substr(2));
+    const size_t bytes = mib << 20;
     fp4arena::bench::JudgedFigure j;
     double inproc_us = 0;
-    if (!fp4arena::bench::judged_figure(dir, solution, sz.name, &j, &err) ||
-        !fp4arena::bench::in_process_figure(pre, dir, solution, sz.name, j.calls_per_sample, 21,
+    if (!fp4arena::bench::judged_figure(dir, solution, name, &j, &err) ||
+        !fp4arena::bench::in_process_figure(pre, dir, solution, name, j.calls_per_sample, 21,
                                             &inproc_us, &err)) {
       std::fprintf(stderr, "%s: %s\n", kProgram, err.c_str());
       return 2;
@@ -203,10 +226,9 @@ int main() {
     const double judged_us = j.median_ms * 1000.0;
     auto gbps = [bytes](double us) { return double(bytes) / (us * 1e3); };
     std::printf(
-        "%10zu %5d | %9.2f %7.0f | %9.2f %7.0f | %9.2f %7.0f %-11s | %9.2f %7.0f | %7.1f%%\n",
-        sz.mib, calls, judged_us, gbps(judged_us), inproc_us, gbps(inproc_us), best_us,
-        gbps(best_us), best_name.c_str(), cold_us, gbps(cold_us),
-        100.0 * gbps(judged_us) / gbps(best_us));
+        "%10zu %5d | %9.2f %7.0f | %9.2f %7.0f | %9.2f %7.0f %-11s | %9.2f %7.0f | %7.1f%%\n", mib,
+        calls, judged_us, gbps(judged_us), inproc_us, gbps(inproc_us), best_us, gbps(best_us),
+        best_name.c_str(), cold_us, gbps(cold_us), 100.0 * gbps(judged_us) / gbps(best_us));
   }
-  return window_study(pre, dir, solution) ? 0 : 2;
+  return !study || window_study(pre, dir, solution, names) ? 0 : 2;
 }
