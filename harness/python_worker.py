@@ -4,9 +4,9 @@ and sandbox, and makes its loads and calls in Python.
 Started by run_challenge only, as
     python3 -I -B fp4arena_python_worker.py LIB --so SOLUTION.py --shm-bytes N --device D
         [--tmp DIR] [--language pytorch|triton]
-For a Triton solution the worker may run the programs Triton compiles with (ptxas, the C
-compiler: _triton_programs()) and no other; a PyTorch solution's may run none.
-with the judge's channel on fd 3 and its shared memory on fd 4. Order matters:
+with the judge's channel on fd 3 and its shared memory on fd 4. For a Triton solution the
+worker may run the programs Triton compiles with (ptxas, the C compiler: _triton_programs())
+and no other; a PyTorch solution's may run none. Order matters:
 1. the library's fp4arena_py_begin() while this process has one thread (Landlock: file
    changes only under DIR);
 2. torch (and triton) imported, their caches pointed into DIR; torch does not touch CUDA yet;
