@@ -84,6 +84,19 @@ void allow_only_if(std::vector<sock_filter>* f, long nr, uint32_t arg, uint32_t 
   f->push_back(stmt(BPF_RET | BPF_K, kRefused));
 }
 
+// The calls that start a program or a process of its own (clone has a rule of its own):
+// refused unless programs may run; then the allowlist lists them too.
+std::vector<long> program_calls() {
+  std::vector<long> r = {SYS_execve, SYS_execveat};
+#ifdef SYS_fork
+  r.push_back(SYS_fork);
+#endif
+#ifdef SYS_vfork
+  r.push_back(SYS_vfork);
+#endif
+  return r;
+}
+
 // The system calls refused outright, by group. None is needed by the CUDA runtime and driver
 // or by a kernel's host code; each reaches beyond the worker (other processes, the kernel's
 // state, the machine).
@@ -110,14 +123,8 @@ std::vector<long> refused_calls(bool allow_programs) {
       SYS_clock_adjtime, SYS_adjtimex, SYS_sethostname, SYS_setdomainname};
   if (allow_programs) return r;
   // Programs and processes.
-  r.push_back(SYS_execve);
-  r.push_back(SYS_execveat);
-#ifdef SYS_fork
-  r.push_back(SYS_fork);
-#endif
-#ifdef SYS_vfork
-  r.push_back(SYS_vfork);
-#endif
+  const std::vector<long> programs = program_calls();
+  r.insert(r.end(), programs.begin(), programs.end());
   return r;
 }
 
@@ -343,10 +350,10 @@ void add_allowlist(std::vector<sock_filter>* f, bool allow_programs) {
   f->push_back(stmt(BPF_RET | BPF_K, kRefused));
   std::vector<long> allowed = allowed_calls();
   // Where programs may run (Triton's compilers; Landlock says which), starting them too.
-  if (allow_programs) allowed.insert(allowed.end(), {SYS_execve, SYS_execveat, SYS_vfork});
-#ifdef SYS_fork
-  if (allow_programs) allowed.push_back(SYS_fork);
-#endif
+  if (allow_programs) {
+    const std::vector<long> programs = program_calls();
+    allowed.insert(allowed.end(), programs.begin(), programs.end());
+  }
   for (long nr : allowed) {
     f->push_back(jump(BPF_JMP | BPF_JEQ | BPF_K, uint32_t(nr), 0, 1));
     f->push_back(stmt(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
