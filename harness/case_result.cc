@@ -3,13 +3,11 @@
 #include <cmath>
 #include <string>
 
+#include "harness/json_read.h"
+
 namespace fp4arena {
 
 namespace {
-
-nlohmann::json optional_number(const std::optional<double>& v) {
-  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
-}
 
 // A non-finite figure (a NaN the solution wrote) as text: JSON has no NaN.
 nlohmann::json finite_or_text(double v) {
@@ -70,7 +68,7 @@ void add_speed_of_light(const BenchmarkResult& b, nlohmann::json* j) {
   (*j)["speed_of_light_ms"] = known ? nlohmann::json(sol.ms) : nlohmann::json(nullptr);
   (*j)["bound_by"] =
       known ? nlohmann::json(sol.memory_bound() ? "memory" : "compute") : nlohmann::json(nullptr);
-  (*j)["pct_of_speed_of_light"] = optional_number(b.pct_of_speed_of_light());
+  (*j)["pct_of_speed_of_light"] = json_number_or_null(b.pct_of_speed_of_light());
 }
 
 }  // namespace
@@ -107,7 +105,7 @@ nlohmann::json to_json(const YardstickResult& y) {
           {"min_ms", y.stats.min_ms},
           {"max_ms", y.stats.max_ms},
           {"value", y.value},
-          {"ratio", optional_number(y.ratio)}};
+          {"ratio", json_number_or_null(y.ratio)}};
 }
 
 nlohmann::json to_json(const TestResult& t) {
@@ -124,11 +122,11 @@ nlohmann::json to_json(const BenchmarkResult& b) {
                       {"workload", b.workload},
                       {"verdict", verdict_name(b.verdict)},
                       {"reason", b.reason},
-                      {"value", optional_number(b.value)},
+                      {"value", json_number_or_null(b.value)},
                       {"yardstick", b.yardstick ? to_json(*b.yardstick) : nlohmann::json(nullptr)}};
   if (!b.ran) return j;
   add_timing(b, &j);
-  j["pct_of_limit"] = optional_number(b.pct_of_limit);
+  j["pct_of_limit"] = json_number_or_null(b.pct_of_limit);
   j["sm_clock_after_mhz"] = b.sm_clock_after_mhz;
   if (!b.passed()) j["outputs"] = outputs_json(b.outputs);
   add_speed_of_light(b, &j);

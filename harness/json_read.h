@@ -1,9 +1,10 @@
 // Reading JSON the judge does not trust (specs, shape lists, records): a bounded file read and
 // a pass over the raw text before the recursive parser sees it. One place for both, used by
-// spec.cc and record.cc.
+// spec.cc and record.cc; and the one way the judge writes a figure that may be absent.
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -34,5 +35,10 @@ bool prescan_json(const std::string& text, int max_depth, const std::string& wha
 bool read_json_file(const std::string& path, std::size_t max_bytes, int max_depth,
                     const std::string& what, const std::string& cannot_open, nlohmann::json* doc,
                     std::string* err);
+
+/// A figure that may be absent, as the judge writes it (records, sweeps): the number, or null.
+inline nlohmann::json json_number_or_null(const std::optional<double>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
 
 }  // namespace fp4arena

@@ -2,6 +2,7 @@
 
 #include <sys/prctl.h>
 
+#include "harness/json_read.h"
 #include "harness/session.h"
 #include "harness/text.h"
 
@@ -320,13 +321,8 @@ bool Session::open_device(JudgeOutcome* outcome) {
   return true;
 }
 
-void Session::log_banner(const std::string& after) {
-  log_ << "fp4arena " << FP4ARENA_VERSION << " | " << spec_.name << " (spec v" << spec_.spec_version
-       << ") | " << opts_.solution_path << after << "\n";
-}
-
 ExitCode Session::run_python(Language lang) {
-  log_banner(std::string(" (") + language_name(lang) + ")");
+  reporter().banner(opts_.solution_path, std::string(" (") + language_name(lang) + ")");
   PythonCheck pc;
   std::string err;
   if (!check_python_solution(spec_, opts_.solution_path, &pc, &err))
@@ -354,7 +350,7 @@ bool Session::compile_step(JudgeOutcome* outcome) {
   copts.extra_flags = opts_.nvcc_flags;
   device_.arch = copts.arch;
 
-  log_banner("");
+  reporter().banner(opts_.solution_path, "");
   progress("compile  ...");
   const bool compiled = compile_solution(spec_, opts_.solution_path, copts, &compiled_, &err);
   nvcc_version_ = compiled_.nvcc_version;  // from the compile's own nvcc --version
@@ -363,38 +359,9 @@ bool Session::compile_step(JudgeOutcome* outcome) {
     return fail(outcome, {compiled_.usage_error ? ExitCode::kUsage : ExitCode::kInternal, err});
   }
   end_progress();
-  if (!compiled_.ok) {
-    log_ << "compile  FAILED for " << copts.arch << " (nvcc " << nvcc_version_ << ")\n"
-         << compiled_.diagnostics;
-    if (!compiled_.diagnostics.empty() && compiled_.diagnostics.back() != '\n') log_ << "\n";
-    outcome->code = ExitCode::kCompileError;
-    return false;
-  }
-  log_ << "compile  ok"
-       << (compiled_.cached ? " (cached)" : " in " + fixed(compiled_.seconds, 1) + " s") << "  "
-       << copts.arch << "  nvcc " << nvcc_version_ << "  sha256 "
-       << compiled_.source_sha256.substr(0, 12) << "\n";
-  if (!compiled_.diagnostics.empty()) log_ << compiled_.diagnostics;
-  if (!compiled_.kernels.empty()) log_ << format_kernel_resources(compiled_.kernels);
-  for (const HeaderHash& h : compiled_.headers) {
-    log_ << "header   " << h.path << "  sha256 " << h.sha256.substr(0, 12) << "\n";
-  }
-  return true;
-}
-
-void Session::print_device() {
-  log_ << "device   " << device_.name << " | " << device_.sm_count << " SMs | "
-       << device_.sm_clock_max_mhz << " MHz max";
-  if (device_.sm_clock_now_mhz >= 0) log_ << " (" << device_.sm_clock_now_mhz << " now)";
-  log_ << " | driver " << (device_.driver_version.empty() ? "?" : device_.driver_version)
-       << " | CUDA " << device_.cuda_driver;
-  if (limit() > 0) {
-    log_ << " | " << limit_name(spec_.limit) << " limit " << fixed(limit(), 0) << " "
-         << spec_.metric.unit();
-  } else {
-    log_ << " | no " << limit_name(spec_.limit) << " limit known for this device";
-  }
-  log_ << "\n";
+  reporter().compiled(compiled_, copts.arch);
+  if (!compiled_.ok) outcome->code = ExitCode::kCompileError;
+  return compiled_.ok;
 }
 
 nlohmann::json Session::record_json(const std::vector<TestResult>& tests,
@@ -430,7 +397,7 @@ nlohmann::json Session::record_json(const std::vector<TestResult>& tests,
         {"kernels", kernel_resources_json(compiled_.kernels)}}},
       {"device", device_to_json(device_, nvcc_version_)},
       {"buffers", buffer_mode_name(opts_.buffers)},
-      {"sandbox", sandbox_},
+      {"sandbox", calls_.sandbox()},
       {"timing_method", kTimingMethod},
       {"timing",
        "each sample is one window of back-to-back calls, each on fresh inputs not in the L2 "
@@ -442,7 +409,7 @@ nlohmann::json Session::record_json(const std::vector<TestResult>& tests,
       {"tests", tests_j},
       {"benchmarks", benches_j},
       {"score",
-       {{"geomean", score.geomean ? nlohmann::json(*score.geomean) : nlohmann::json(nullptr)},
+       {{"geomean", json_number_or_null(score.geomean)},
         {"valid", score.valid},
         {"reason", score.reason}}},
       {"passed", all_passed},
@@ -470,9 +437,10 @@ ExitCode Session::finish(const std::vector<TestResult>& tests,
   }
   Score score =
       compute_score(values, total, passed, limit(), limit_name(spec_.limit), spec_.metric.unit());
-  // --action test times nothing: its result is the tests' alone.
+  // --action test times nothing, and neither does a run whose --case picked no benchmark (a
+  // submit always runs every benchmark).
   const bool tests_only = opts_.action == Action::kTest;
-  const bool all_passed = passed == total && total > 0 && (score.valid || tests_only);
+  const bool all_passed = run_passed(passed, total, score, !tests_only && !benches.empty());
   outcome->record = record_json(tests, benches, score, all_passed);
   reporter().score(score, tests_only);
   reporter().result(all_passed, passed, total, seconds_since(t_start_));
@@ -497,7 +465,7 @@ bool Session::write_record(JudgeOutcome* outcome) {
     return false;
   }
   outcome->record_path = path;
-  log_ << "record   " << path << "\n";
+  reporter().record(path);
   return true;
 }
 
@@ -529,15 +497,11 @@ JudgeOutcome Session::run() {
     return outcome;
   }
   if (!gpu_) {
-    log_ << "no CUDA GPU available: " << no_gpu_reason_
-         << ".\nThe solution compiled and its signature matches, but nothing was run. Without a "
-            "GPU, --action check and --action dump work; test, run, submit, sanitize, profile "
-            "and sweep need a machine with an NVIDIA GPU and its driver (the bundled solutions "
-            "are written for Hopper, sm_90a): --remote HOST judges on one reached by ssh.\n";
+    reporter().no_gpu(no_gpu_reason_);
     outcome.code = ExitCode::kNoGpu;
     return outcome;
   }
-  print_device();
+  reporter().device(device_, limit());
   size_shared_memory();
   if (opts_.action == Action::kSweep) {
     outcome.code = run_sweep(&outcome);
@@ -570,7 +534,7 @@ void Session::size_shared_memory() {
     if (list == &sweep_shapes_ && opts_.action != Action::kSweep) continue;
     if (list != &sweep_shapes_ && opts_.action == Action::kSweep) continue;
     for (const CaseSpec& c : *list) {
-      if (selected(c)) shm_bytes_ = std::max(shm_bytes_, layout_for(spec_, c.dims).total);
+      if (selected(c)) calls_.need_shared_bytes(layout_for(spec_, c.dims).total);
     }
   }
 }
@@ -586,10 +550,10 @@ ExitCode Session::run_tool(JudgeOutcome* outcome) {
       {"device", device_to_json(device_, nvcc_version_)}};
   const ExitCode code =
       opts_.action == Action::kSanitize ? run_sanitize(&record) : run_profile(&record);
-  worker_.reset();
+  calls_.stop();
   reap_orphans();
-  for (const std::string& f : tool_logs_) log_ << "tool log " << f << "\n";
-  record["tool_logs"] = tool_logs_;
+  for (const std::string& f : calls_.tool_logs()) log_ << "tool log " << f << "\n";
+  record["tool_logs"] = calls_.tool_logs();
   outcome->record = record;
   return code;
 }
@@ -603,20 +567,23 @@ void Session::run_cases(JudgeOutcome* outcome) {
   std::vector<TestResult> tests;
   std::vector<BenchmarkResult> benches;
   auto sel = [this](const CaseSpec& c) { return selected(c); };
-  if (std::any_of(spec_.tests.begin(), spec_.tests.end(), sel)) log_ << "tests\n" << random_note_;
+  if (std::any_of(spec_.tests.begin(), spec_.tests.end(), sel)) {
+    reporter().section("tests");
+    log_ << random_note_;
+  }
   for (const CaseSpec& c : spec_.tests) {
     if (selected(c)) tests.push_back(fatal_.empty() ? run_test(c) : not_run_test(c));
   }
   // --action test: the test cases alone, nothing timed.
   const bool timed = opts_.action != Action::kTest;
   if (timed && std::any_of(spec_.benchmarks.begin(), spec_.benchmarks.end(), sel)) {
-    log_ << "benchmarks\n";
+    reporter().section("benchmarks");
   }
   for (const CaseSpec& c : spec_.benchmarks) {
     if (timed && selected(c))
       benches.push_back(fatal_.empty() ? run_benchmark(c) : not_run_benchmark(c));
   }
-  worker_.reset();
+  calls_.stop();
   reap_orphans();
   outcome->code = finish(tests, benches, outcome);
   outcome->sample_seeds = sample_seeds_;

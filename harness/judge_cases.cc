@@ -18,7 +18,7 @@ TestResult Session::run_test(const CaseSpec& c) {
   } else if (start_or_fail(&r)) {
     r = judge_window(c, ins, false);
   }
-  if (is_runtime_failure(r.decision.verdict)) worker_.reset();  // a fresh worker next
+  if (is_runtime_failure(r.decision.verdict)) calls_.stop();  // a fresh worker next
   end_progress();
   t.verdict = r.decision.verdict;
   t.reason = r.decision.reason;
@@ -54,7 +54,7 @@ std::optional<YardstickResult> Session::time_yardstick(const std::vector<Problem
     reporter().yardstick_not_measured(why);
     return std::nullopt;
   };
-  PreCall* pc = judge_pre_call(&err);
+  PreCall* pc = calls_.judge_pre_call(&err);
   if (!pc) return not_measured(err);
   // One yardstick per input set, made as the window needs them: as many back-to-back calls
   // per sample as make window_target_ms() (at most one per set), timed as a window's calls are.
@@ -148,7 +148,7 @@ BenchmarkResult Session::run_benchmark(const CaseSpec& c) {
         // allocations) refines the per-call time the window's size comes from.
         if (warm || window == 0) {
           w.fastest_ms = std::min(w.fastest_ms, last.judge_call_ms);
-          w.calls_per_window = calls_for(w.fastest_ms, layout);
+          w.calls_per_window = calls_.calls_for(w.fastest_ms, layout, window_target_ms());
         }
         *ms = last.judge_call_ms;
         if (!warm) {
@@ -164,7 +164,7 @@ BenchmarkResult Session::run_benchmark(const CaseSpec& c) {
                                     : "  median " + fixed(r.stats.median_ms, 4) + " ms  rse " +
                                           fixed(100 * r.stats.rse, 2) + "%"));
       });
-  if (is_runtime_failure(last.decision.verdict)) worker_.reset();
+  if (is_runtime_failure(last.decision.verdict)) calls_.stop();
   end_progress();
   fill_benchmark(run, w, last, &b);
   b.speed_of_light = case_speed_of_light(c, ins);
@@ -199,7 +199,7 @@ void Session::fill_benchmark(const SampleRun& run, const WindowSamples& w, const
   b.stats = run.stats;
   b.stopped = run.stopped;
   b.window_median = median_window(w.clocks);
-  b.calibration = calib_;
+  b.calibration = calls_.calibration();
   b.delivery_model_ms = last.delivery_model_ms;
   b.snapshot_model_ms = last.snapshot_model_ms;
   b.worker_reported_median_ms = summarize(w.worker_ms).median_ms;

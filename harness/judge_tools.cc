@@ -149,7 +149,7 @@ ExitCode Session::run_sweep(JudgeOutcome* outcome) {
     rep.shapes.push_back(sweep_shape(c, b));
   }
   progress_tag_.clear();
-  worker_.reset();
+  calls_.stop();
   reap_orphans();
   rep.wall_seconds = seconds_since(t_start_);
   return write_sweep(rep, outcome);
@@ -163,13 +163,11 @@ ExitCode Session::run_sanitize(nlohmann::json* record) {
             "sanitize\n";
     return ExitCode::kInternal;
   }
-  // Sanitized code runs 10-100x slower; the worker writes its report when it exits.
-  timeout_scale_ = 50;
-  exit_grace_seconds_ = 120;
   bool failed = false, runtime_failure = false;
   for (const char* tool : {"memcheck", "racecheck"}) {
-    wrapper_ = {cs, "--tool", tool, "--log-file", "{LOG}", "--print-limit", "20"};
-    size_t first_log = tool_logs_.size();
+    // Sanitized code runs 10-100x slower; the worker writes its report when it exits.
+    calls_.use_tool({{cs, "--tool", tool, "--log-file", "{LOG}", "--print-limit", "20"}, 50, 120});
+    size_t first_log = calls_.tool_logs().size();
     log_ << "sanitize " << tool << " (" << cs << ")\n";
     nlohmann::json tests = nlohmann::json::array();
     for (const CaseSpec& c : spec_.tests) {
@@ -179,8 +177,8 @@ ExitCode Session::run_sanitize(nlohmann::json* record) {
       runtime_failure |= is_runtime_failure(r.verdict);
       tests.push_back(to_json(r));
     }
-    worker_.reset();  // the tool prints its summary when the worker exits
-    SanitizerSummary sum = parse_sanitizer_log(read_logs(tool_logs_, first_log));
+    calls_.stop();  // the tool prints its summary when the worker exits
+    SanitizerSummary sum = parse_sanitizer_log(read_logs(calls_.tool_logs(), first_log));
     log_ << "  " << tool << ": ";
     if (!sum.found_summary) {
       log_ << "no summary in the tool's log (did the worker crash?)\n";
@@ -282,17 +280,16 @@ ExitCode Session::run_profile(nlohmann::json* record) {
   }
   const CaseSpec* c =
       opts_.cases.empty() ? &spec_.benchmarks.front() : spec_.find_case(opts_.cases.front());
-  wrapper_ = ncu_argv(ncu);
+  std::vector<std::string> wrapper = ncu_argv(ncu);
   std::string report;  // --out DIR: ncu's own report, for Nsight Compute's UI
   if (!opts_.profile_dir.empty()) {
     std::string err;
     if (!make_dirs(opts_.profile_dir, &err)) return fail_internal("--out: " + err);
     report = opts_.profile_dir + "/" + c->name + ".ncu-rep";
-    wrapper_.insert(wrapper_.end(), {"--export", report, "--force-overwrite"});
+    wrapper.insert(wrapper.end(), {"--export", report, "--force-overwrite"});
   }
-  timeout_scale_ = 60;  // ncu replays each kernel once per metric pass
-  exit_grace_seconds_ = 300;
-  shm_bytes_ = layout_for(spec_, c->dims).total;
+  calls_.use_tool({wrapper, 60, 300});  // ncu replays each kernel once per metric pass
+  calls_.need_shared_bytes(layout_for(spec_, c->dims).total);
   log_ << "profile  " << c->name << " " << shape_text(spec_, c->dims) << ", one call under " << ncu
        << " --clock-control none\n";
   std::vector<ProblemData> ins(1);
@@ -307,11 +304,11 @@ ExitCode Session::run_profile(nlohmann::json* record) {
     return fatal_.empty() ? ExitCode::kRuntimeError : fail_internal(fatal_);
   }
   WindowResult v = judge_window(*c, ins, false);
-  worker_.reset();  // ncu writes its report when the worker exits
+  calls_.stop();  // ncu writes its report when the worker exits
   log_ << "  the profiled call's output: " << verdict_name(v.decision.verdict)
        << (v.decision.reason.empty() ? "" : ": " + v.decision.reason) << "\n";
   std::vector<KernelProfile> kernels;
-  std::string text = read_logs(tool_logs_, 0);
+  std::string text = read_logs(calls_.tool_logs(), 0);
   if (!report.empty()) {
     // With --export ncu may keep its figures in the report only: read them back from it.
     if (!parse_ncu_raw_csv(text, &kernels, &err))

@@ -8,7 +8,52 @@
 
 namespace fp4arena {
 
-void CaseReporter::mismatch(const Mismatch& m) const {
+void ConsoleReporter::banner(const std::string& solution, const std::string& after) const {
+  log_ << "fp4arena " << FP4ARENA_VERSION << " | " << spec_.name << " (spec v" << spec_.spec_version
+       << ") | " << solution << after << "\n";
+}
+
+void ConsoleReporter::compiled(const CompileResult& c, const std::string& arch) const {
+  if (!c.ok) {
+    log_ << "compile  FAILED for " << arch << " (nvcc " << c.nvcc_version << ")\n" << c.diagnostics;
+    if (!c.diagnostics.empty() && c.diagnostics.back() != '\n') log_ << "\n";
+    return;
+  }
+  log_ << "compile  ok" << (c.cached ? " (cached)" : " in " + fixed(c.seconds, 1) + " s") << "  "
+       << arch << "  nvcc " << c.nvcc_version << "  sha256 " << c.source_sha256.substr(0, 12)
+       << "\n";
+  if (!c.diagnostics.empty()) log_ << c.diagnostics;
+  if (!c.kernels.empty()) log_ << format_kernel_resources(c.kernels);
+  for (const HeaderHash& h : c.headers) {
+    log_ << "header   " << h.path << "  sha256 " << h.sha256.substr(0, 12) << "\n";
+  }
+}
+
+void ConsoleReporter::device(const DeviceInfo& d, double limit) const {
+  log_ << "device   " << d.name << " | " << d.sm_count << " SMs | " << d.sm_clock_max_mhz
+       << " MHz max";
+  if (d.sm_clock_now_mhz >= 0) log_ << " (" << d.sm_clock_now_mhz << " now)";
+  log_ << " | driver " << (d.driver_version.empty() ? "?" : d.driver_version) << " | CUDA "
+       << d.cuda_driver;
+  if (limit > 0) {
+    log_ << " | " << limit_name(spec_.limit) << " limit " << fixed(limit, 0) << " "
+         << spec_.metric.unit();
+  } else {
+    log_ << " | no " << limit_name(spec_.limit) << " limit known for this device";
+  }
+  log_ << "\n";
+}
+
+void ConsoleReporter::no_gpu(const std::string& reason) const {
+  log_ << "no CUDA GPU available: " << reason
+       << ".\nThe solution compiled and its signature matches, but nothing was run. Without a GPU, "
+          "--action check and "
+          "--action dump work; test, run, submit, sanitize, profile and sweep need a machine "
+          "with an NVIDIA GPU and its driver (the bundled solutions are written for Hopper, "
+          "sm_90a): --remote HOST judges on one reached by ssh.\n";
+}
+
+void ConsoleReporter::mismatch(const Mismatch& m) const {
   log_ << "          at (row " << m.row << ", col " << m.col << "): expected " << m.expected;
   if (m.codes) log_ << " (code 0x" << std::hex << m.expected_code << std::dec << ")";
   log_ << ", got ";
@@ -24,9 +69,9 @@ void CaseReporter::mismatch(const Mismatch& m) const {
   log_ << "\n";
 }
 
-void CaseReporter::failure(Verdict v, const std::string& reason,
-                           const std::vector<OutputReport>& outputs,
-                           const std::string& replay) const {
+void ConsoleReporter::failure(Verdict v, const std::string& reason,
+                              const std::vector<OutputReport>& outputs,
+                              const std::string& replay) const {
   log_ << "        " << verdict_name(v) << ": " << reason << "\n";
   if (v == Verdict::kWrongAnswer) {
     for (const OutputReport& o : outputs) {
@@ -39,7 +84,7 @@ void CaseReporter::failure(Verdict v, const std::string& reason,
   log_ << "        replay: " << replay << "\n";
 }
 
-void CaseReporter::test(const TestResult& t, const std::string& replay) const {
+void ConsoleReporter::test(const TestResult& t, const std::string& replay) const {
   log_ << "  " << (t.passed() ? "PASS" : "FAIL") << "  " << std::left << std::setw(24) << t.name
        << std::setw(18) << shape_text(spec_, t.dims) << std::right;
   if (!t.passed()) {
@@ -60,8 +105,8 @@ void CaseReporter::test(const TestResult& t, const std::string& replay) const {
   log_ << "\n";
 }
 
-void CaseReporter::benchmark(const BenchmarkResult& b, const TimingSpec& timing,
-                             const std::string& replay) const {
+void ConsoleReporter::benchmark(const BenchmarkResult& b, const TimingSpec& timing,
+                                const std::string& replay) const {
   log_ << "  " << (b.passed() ? "PASS" : "FAIL") << "  " << std::left << std::setw(10) << b.name
        << std::setw(18) << shape_text(spec_, b.dims) << std::right;
   if (!b.passed()) {
@@ -80,7 +125,7 @@ void CaseReporter::benchmark(const BenchmarkResult& b, const TimingSpec& timing,
   sampling_notes(b, timing);
 }
 
-void CaseReporter::sampling_notes(const BenchmarkResult& b, const TimingSpec& timing) const {
+void ConsoleReporter::sampling_notes(const BenchmarkResult& b, const TimingSpec& timing) const {
   const TimingStats& s = b.stats;
   if (b.stopped == StopReason::kTimeCap && s.samples < timing.min_samples) {
     log_ << "        note: the " << fixed(timing.max_seconds, 0)
@@ -103,18 +148,18 @@ void CaseReporter::sampling_notes(const BenchmarkResult& b, const TimingSpec& ti
   }
 }
 
-void CaseReporter::yardstick(const YardstickResult& y) const {
+void ConsoleReporter::yardstick(const YardstickResult& y) const {
   log_ << "        " << y.name << "  " << fixed(y.stats.median_ms, 4) << " ms  "
        << fixed(y.value, 1) << " " << spec_.metric.unit();
   if (y.ratio) log_ << "  -> ratio " << fixed(*y.ratio, 2);
   log_ << "\n";
 }
 
-void CaseReporter::yardstick_not_measured(const std::string& why) const {
+void ConsoleReporter::yardstick_not_measured(const std::string& why) const {
   if (!why.empty()) log_ << "        yardstick not measured: " << why << "\n";
 }
 
-void CaseReporter::score(const Score& s, bool tests_only) const {
+void ConsoleReporter::score(const Score& s, bool tests_only) const {
   log_ << "score    ";
   if (tests_only) {
     log_ << "none (--action test times nothing)";
@@ -127,7 +172,7 @@ void CaseReporter::score(const Score& s, bool tests_only) const {
   log_ << "\n";
 }
 
-void CaseReporter::result(bool passed, int cases_passed, int cases, double seconds) const {
+void ConsoleReporter::result(bool passed, int cases_passed, int cases, double seconds) const {
   log_ << "result   " << (passed ? "PASSED" : "FAILED") << "  " << cases_passed << "/" << cases
        << " cases passed in " << fixed(seconds, 1) << " s\n";
 }

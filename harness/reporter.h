@@ -1,20 +1,36 @@
-// The console's account of a run's cases: every line about a test, a benchmark, its
-// yardstick and the score comes from here. The judge's steps hand it typed results
-// (harness/case_result.h) and never print a case themselves.
+// The console's account of a run: its banner, the compile, the device, every line about a
+// test, a benchmark, its yardstick, the score, the result and the record come from here. The
+// judge's steps hand it typed values (harness/case_result.h, CompileResult, DeviceInfo) and
+// never print those themselves; a failure that ends the run is Session::fail's one line.
 #pragma once
 
 #include <ostream>
 #include <string>
 
 #include "harness/case_result.h"
+#include "harness/compile.h"
+#include "harness/device_info.h"
 #include "harness/spec.h"
 #include "harness/verdict.h"
 
 namespace fp4arena {
 
-class CaseReporter {
+class ConsoleReporter {
  public:
-  CaseReporter(std::ostream& log, const Spec& spec) : log_(log), spec_(spec) {}
+  ConsoleReporter(std::ostream& log, const Spec& spec) : log_(log), spec_(spec) {}
+
+  /// "fp4arena VERSION | challenge (spec vN) | solution`after`".
+  void banner(const std::string& solution, const std::string& after) const;
+  /// "compile  ok (cached)  sm_90a  nvcc 13.0  sha256 ...", nvcc's warnings, the kernels'
+  /// resources and every header read; or "compile  FAILED ..." with nvcc's diagnostics.
+  void compiled(const CompileResult& c, const std::string& arch) const;
+  /// "device   NAME | N SMs | clocks | driver | CUDA | the spec's limit" (`limit` 0: none known).
+  void device(const DeviceInfo& d, double limit) const;
+  /// Why nothing ran: no GPU (`reason`), and what works without one.
+  void no_gpu(const std::string& reason) const;
+  /// "tests" or "benchmarks", above their cases.
+  void section(const char* name) const { log_ << name << "\n"; }
+  void record(const std::string& path) const { log_ << "record   " << path << "\n"; }
 
   /// "  PASS  name  shape  out: max abs err ..." or FAIL, the failure and `replay` (the
   /// options that make the call again).

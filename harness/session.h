@@ -1,7 +1,7 @@
 // The judge's session, internal to harness/judge*.cc: the Session class (judge.cc runs
-// it, judge_calls.cc makes its calls to the worker, judge_cases.cc judges tests and
-// benchmarks, judge_tools.cc runs the tools, dump and sweep) and the small types and helpers
-// they share. Nothing outside those files includes it.
+// it, judge_calls.cc judges the windows of calls its WorkerCalls makes (worker_calls.h),
+// judge_cases.cc judges tests and benchmarks, judge_tools.cc runs the tools, dump and sweep)
+// and the small types and helpers they share. Nothing outside those files includes it.
 #pragma once
 
 #include "harness/judge.h"
@@ -40,23 +40,14 @@
 #include "harness/tools.h"
 #include "harness/validate.h"
 #include "harness/verdict.h"
-#include "harness/worker_client.h"
+#include "harness/worker_calls.h"
 
 namespace fp4arena {
 namespace judging {
 
-using Clock = std::chrono::steady_clock;
-
-constexpr size_t kCanaryBytes = 4096;
-constexpr size_t kAlign = 4096;
 // Above this much work the oracle runs on the GPU (the CPU oracle still checks the GPU
 // oracle in the test suite).
 constexpr double kGpuOracleWorkload = 2e9;
-// Rounds of calibration windows (no kernel, one null kernel, nine) per worker start.
-constexpr int kCalibrationWindows = 11;
-// While its window runs, the judge looks this long at a time for a message from the worker
-// (only a late "queued" is allowed; a failure's reply or a closed channel ends the window).
-constexpr double kWindowPollSeconds = 0.001;
 
 // A step's failure, or none (harness/judge.h).
 using Failure = std::optional<JudgeError>;
@@ -74,58 +65,6 @@ inline std::string utc_now() {
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
   return buf;
 }
-
-// Unpredictable bytes from the kernel (seeds, canaries, poison): nothing the worker can
-// observe lets it guess the next ones.
-inline void random_bytes(void* out, size_t n) {
-  uint8_t* p = static_cast<uint8_t*>(out);
-  while (n > 0) {
-    ssize_t got = getrandom(p, n, 0);
-    if (got <= 0) continue;  // EINTR; getrandom never fails otherwise for these sizes
-    p += got;
-    n -= size_t(got);
-  }
-}
-
-inline uint64_t random_u64() {
-  uint64_t v;
-  random_bytes(&v, sizeof v);
-  return v >> 1;  // seeds stay below 2^63 so that records and --seed carry them exactly
-}
-
-// One buffer of a call in shared memory: [canary | payload | canary].
-struct Slot {
-  const ParamSpec* param;
-  size_t offset;   // of the leading canary
-  size_t payload;  // bytes
-};
-
-struct Layout {
-  std::vector<Slot> slots;  // buffer parameters in signature order
-  size_t total = 0;
-};
-
-inline Layout layout_for(const Spec& spec, const std::map<std::string, int64_t>& dims) {
-  Layout l;
-  for (const ParamSpec& p : spec.params) {
-    if (!p.is_buffer()) continue;
-    size_t bytes = buffer_bytes(p, dims);
-    l.slots.push_back({&p, l.total, bytes});
-    l.total += (2 * kCanaryBytes + bytes + kAlign - 1) / kAlign * kAlign;
-  }
-  return l;
-}
-
-// One window's calls as the judge received them, before the answers are checked.
-struct RawWindow {
-  CallFacts facts;      // how the window ended, the worker's word, the first integrity failure
-  int failed_set = -1;  // the set whose canary or input check failed
-  WindowClock clock;    // the judge's events (harness/call_window.h)
-  double delivery_model_ms = 0, snapshot_model_ms = 0;
-  double worker_event_ms = 0, host_call_ms = 0;  // the worker's word, for the whole window
-  bool queued_late = false;   // solve() had not returned kQueueWaitSeconds after go was asked
-  bool judge_failed = false;  // the judge's own CUDA work failed (fatal_ says how)
-};
 
 // A judged window of calls.
 struct WindowResult {
@@ -163,25 +102,6 @@ struct WindowSamples {
   }
 };
 
-// What a window's prepare request and the judge's window need, planned from its inputs.
-struct WindowPlan {
-  std::vector<uint8_t> canary;
-  std::vector<WindowBuffer> buffers;                // one set's buffers, in layout order
-  std::vector<std::vector<const uint8_t*>> inputs;  // per set, its input payloads
-  std::vector<size_t> offsets;                      // each buffer's offset in a set's image
-  nlohmann::json prepare;                           // the worker's prepare request
-};
-
-// Part by part medians of windows' GPU times, and their record form.
-inline WindowClock median_window(const std::vector<WindowClock>& w) {
-  std::vector<double> pre, call, post;
-  for (const WindowClock& c : w) {
-    pre.push_back(c.pre_ms);
-    call.push_back(c.call_ms);
-    post.push_back(c.post_ms);
-  }
-  return {summarize(pre).median_ms, summarize(call).median_ms, summarize(post).median_ms};
-}
 class Session {
  public:
   Session(const JudgeOptions& opts, std::ostream& log) : opts_(opts), log_(log) {}
@@ -203,12 +123,9 @@ class Session {
   Failure add_random_tests();
   bool open_device(JudgeOutcome* outcome);
   bool compile_step(JudgeOutcome* outcome);
-  // The run's first line: judge version, challenge, spec version, solution, then `after`.
-  void log_banner(const std::string& after);
   // A Python solution (harness/python_solution.h): checked by python3's parser; the GPU
   // actions are refused until the Python worker exists.
   ExitCode run_python(Language lang);
-  void print_device();
   ExitCode finish(const std::vector<TestResult>& tests, const std::vector<BenchmarkResult>& benches,
                   JudgeOutcome* outcome);
   // The submit record (schema kRecordSchema, read back by harness/record.h's parse_record).
@@ -217,48 +134,9 @@ class Session {
                              bool all_passed) const;
   bool write_record(JudgeOutcome* outcome);
 
-  // Calls.
-  // Starts a worker, calibrates the judge's clock on it (before user code is loaded) and
-  // loads the solution. False on failure: *load_failed with *load_facts set when the
-  // solution itself failed to load (its constructors crashed, exited or hung); otherwise
-  // *err says why the worker could not start (the judge's failure).
-  bool start_worker(std::string* err, bool* load_failed = nullptr, CallFacts* load_facts = nullptr);
-  // The calibration of the judge's window on a fresh worker (WindowCalibration), before any
-  // user code is loaded. False + *err when the worker failed.
-  bool calibrate_window(double timeout, std::string* err);
-  bool start_calibrated_worker(WorkerOptions w, double timeout, std::string* err);
-  // A failed start as the verdict of the case that needed the worker.
+  // Judging windows of calls (judge_calls.cc); calls_ makes the calls.
+  // A worker started if none runs; a failed start as the verdict of the case that needed it.
   bool start_or_fail(WindowResult* r);
-  RawWindow send_window(const CaseSpec& c, const std::vector<ProblemData>& ins,
-                        const Layout& layout, const std::vector<Poison>& poisons);
-  // The window's buffers, canary, inputs and prepare request (under a tool: the one call's
-  // buffers written into shared memory).
-  WindowPlan plan_window(const Layout& layout, const std::vector<ProblemData>& ins,
-                         const std::vector<Poison>& poisons) const;
-  // After the worker's prepare reply: its handles mapped, every set filled and the inputs
-  // staged. False with raw->facts (the worker's fault) or raw->judge_failed set.
-  bool load_window(const CallReply& reply, const WindowPlan& plan, int sets, RawWindow* raw);
-  // One window of calls in the worker (harness/call_window.h): the request, its "queued"
-  // answer (or kQueueWaitSeconds), the window, "settle", the final reply. *clock: the
-  // judge's events; *queued_late: solve() had not returned in time (it synchronises).
-  CallReply run_window(nlohmann::json request, double timeout, WindowClock* clock,
-                       bool* queued_late);
-  // run_window()'s wait for its window on the GPU, watching the worker's channel until
-  // `deadline`; kOk once the window is done (*queued set when a late "queued" came). On any
-  // other outcome the worker is gone and the window has been released.
-  CallReply await_window(uint32_t seq, double timeout, Clock::time_point deadline, bool* queued);
-  // The worker's sync buffer named in a prepare reply, mapped (false + *err: the worker's
-  // fault).
-  bool map_sync(const CallReply& reply, std::string* err);
-  // The worker's prepare request: buffers, one argument list per set, and whether the
-  // judge's window handles the buffers.
-  nlohmann::json prepare_request(const nlohmann::json& buffers, const nlohmann::json& set_args,
-                                 int sets) const;
-  // A CUDA failure of the judge's own work: the run cannot go on (fatal_).
-  void set_judge_cuda_failure(const char* step, cudaError_t e);
-  // The judge's pre-call work (warm-up, L2 flush) in its own context: the yardstick's, and
-  // the flush inside every call window. Null with *err set when it cannot be made.
-  PreCall* judge_pre_call(std::string* err);
   // Sends one window of calls, one per input set, and judges every call: integrity, then
   // every output against the oracle (the first failing call decides). `timed`: a benchmark
   // window (its clock is the figure); untimed windows of one call with outputs that have no
@@ -278,42 +156,24 @@ class Session {
                      const std::vector<Poison>& poisons,
                      const std::vector<std::vector<uint8_t>>* second,
                      const std::vector<Poison>& second_poisons, WindowResult* r);
+  // Whether the oracle runs on the GPU for a case of these dims (large workloads, with a GPU).
+  bool gpu_oracle(const std::map<std::string, int64_t>& dims) const;
   // The oracle's answer for every output; given what solve() wrote (`written`, by output
   // name), the challenge's answer for the choices it made (Challenge::condition). Every
   // output then has an answer of the right size for its comparison.
-  // Whether the oracle runs on the GPU for a case of these dims (large workloads, with a GPU).
-  bool gpu_oracle(const std::map<std::string, int64_t>& dims) const;
   bool compute_expected(const ProblemData& in, Expected* out, std::string* err,
                         const std::map<std::string, std::vector<uint8_t>>* written = nullptr);
   // `count` input sets of case `c` into *ins, seeds into *seeds: the first from
   // `first_seed` when `use_first_seed`, every other from a fresh random seed.
   bool generate_sets(const CaseSpec& c, int count, bool use_first_seed, uint64_t first_seed,
                      std::vector<ProblemData>* ins, std::vector<uint64_t>* seeds, std::string* err);
-  // How many calls a window of this layout makes when one call takes `per_call_ms`: enough
-  // for window_target_ms() of calls, within the memory budget and kMaxWindowCalls.
-  int calls_for(double per_call_ms, const Layout& layout) const;
-  // One set's argument list for the worker (buffers by index, dims, scalars).
-  nlohmann::json call_args(const ProblemData& in,
-                           const std::map<std::string, int>& buffer_index) const;
-  // The worker's own figures from its final reply (diagnostics; a malformed one ends the
-  // window as the worker's failure).
-  void read_worker_word(const CallReply& reply, RawWindow* raw) const;
-  // Every set's canaries and inputs after the window; the first failure goes into raw.
-  void check_integrity(const Layout& layout, const std::vector<ProblemData>& ins,
-                       const std::vector<uint8_t>& canary, RawWindow* raw) const;
-  // Set `set`'s outputs as read back, in output order.
-  std::vector<std::vector<uint8_t>> outputs_of(const Layout& layout, int set) const;
-  // Set `set`'s buffers after a window, at their layout offsets.
-  const uint8_t* set_image(int set) const {
-    return window_ ? window_->host_image(set) : worker_->shm();
-  }
   // The case's roofline time on this device (spec.h, speed_of_light): for a spec whose bytes
   // come from the inputs, the mean of the challenge's count over `ins` (the calls timed last).
   SpeedOfLight case_speed_of_light(const CaseSpec& c, const std::vector<ProblemData>& ins) const;
   // A benchmark's verdict and figures from its samples and its last window.
   void fill_benchmark(const SampleRun& run, const WindowSamples& w, const WindowResult& last,
                       BenchmarkResult* out) const;
-  CaseReporter reporter() const { return CaseReporter(log_, spec_); }
+  ConsoleReporter reporter() const { return ConsoleReporter(log_, spec_); }
 
   // Cases. A case that never ran (the judge failed before it) is not_run, with fatal_.
   TestResult run_test(const CaseSpec& c);
@@ -375,26 +235,13 @@ class Session {
   DeviceInfo device_;
   std::string nvcc_version_;
   std::string no_gpu_reason_;
-  std::unique_ptr<WorkerProcess> worker_;
-  std::unique_ptr<PreCall> judge_pre_call_;  // see judge_pre_call()
-  // The judge's hands on the worker's buffers (harness/call_window.h); null under a tool.
-  std::unique_ptr<CallWindow> window_;
-  size_t shm_bytes_ = 0;
+  // The worker, the judge's window on its buffers and the judge's clock (worker_calls.h).
+  WorkerCalls calls_{opts_, spec_, compiled_};
   bool gpu_ = false;
   bool progress_shown_ = false;
   bool tty_ = isatty(2);
-  std::string fatal_;  // set when the run cannot go on (worker cannot start, oracle error)
-  // A tool the worker runs under; "{LOG}" in it becomes a fresh log file per worker start.
-  std::vector<std::string> wrapper_;
-  std::vector<std::string> tool_logs_;
-  double timeout_scale_ = 1;
-  double exit_grace_seconds_ = 2;
-  // The judge's window calibrated before the solution was loaded (harness/verdict.h).
-  WindowCalibration calib_;
-  size_t window_budget_bytes_ = 0;  // device memory a window's sets may take, all copies counted
-  uint32_t window_seq_ = 0;         // the last window's sequence number (its go/done words)
-  int escape_rechecks_ = 0;         // windows made again for a busy-after reading not repeated
-  std::string sandbox_;             // what the worker's sandbox enforced
+  std::string fatal_;        // set when the run cannot go on (worker cannot start, oracle error)
+  int escape_rechecks_ = 0;  // windows made again for a busy-after reading not repeated
   // --action sweep: the shapes and where they came from.
   std::vector<CaseSpec> sweep_shapes_;
   std::string sweep_source_;

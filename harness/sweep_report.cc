@@ -3,6 +3,7 @@
 #include "harness/text.h"
 
 #include "harness/html.h"
+#include "harness/json_read.h"
 
 #include <algorithm>
 #include <cmath>
@@ -27,10 +28,6 @@ constexpr double kMinWidth = 680;
 // A number for the page: one decimal for values, more for small ones.
 std::string value_text(double v) {
   return fixed(v, std::fabs(v) >= 100 ? 1 : std::fabs(v) >= 1 ? 2 : 4);
-}
-
-nlohmann::json opt(const std::optional<double>& v) {
-  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
 }
 
 // A JSON field as text, whatever its type (the device object comes from outside).
@@ -107,7 +104,7 @@ nlohmann::json sweep_json(const SweepReport& r) {
       y = {{"name", s.yardstick->name},
            {"median_ms", s.yardstick->median_ms},
            {"value", s.yardstick->value},
-           {"ratio", opt(s.ratio())}};
+           {"ratio", json_number_or_null(s.ratio())}};
     }
     std::optional<double> pct;
     if (s.value && r.limit_value > 0) pct = 100 * *s.value / r.limit_value;
@@ -120,11 +117,11 @@ nlohmann::json sweep_json(const SweepReport& r) {
                       {"over_limit", s.over_limit},
                       {"passed", s.passed()},
                       {"samples", s.samples},
-                      {"median_ms", opt(s.median_ms)},
-                      {"value", opt(s.value)},
-                      {"pct_of_limit", opt(pct)},
-                      {"speed_of_light_ms", opt(s.speed_of_light_ms)},
-                      {"pct_of_speed_of_light", opt(pct_of_sol(s))},
+                      {"median_ms", json_number_or_null(s.median_ms)},
+                      {"value", json_number_or_null(s.value)},
+                      {"pct_of_limit", json_number_or_null(pct)},
+                      {"speed_of_light_ms", json_number_or_null(s.speed_of_light_ms)},
+                      {"pct_of_speed_of_light", json_number_or_null(pct_of_sol(s))},
                       {"yardstick", y}});
   }
   return {{"schema", kSweepSchema},

@@ -122,6 +122,10 @@ Decision window_check(const WindowClock& w, const WindowCalibration& cal) {
   return {Verdict::kPassed, ""};
 }
 
+bool run_passed(int cases_passed, int cases_total, const Score& score, bool timed) {
+  return cases_total > 0 && cases_passed == cases_total && (score.valid || !timed);
+}
+
 Score compute_score(const std::vector<double>& values, int cases_total, int cases_passed,
                     double limit, const std::string& limit_name, const std::string& unit) {
   Score s;

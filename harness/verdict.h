@@ -142,4 +142,9 @@ struct Score {
 Score compute_score(const std::vector<double>& values, int cases_total, int cases_passed,
                     double limit, const std::string& limit_name, const std::string& unit);
 
+/// Whether a run passed: it judged a case, every case passed and, when it timed a benchmark
+/// (`timed`), its score is valid. A run that timed nothing (--action test, or a --case list of
+/// test cases only) has no score, and its result is its tests'.
+bool run_passed(int cases_passed, int cases_total, const Score& score, bool timed);
+
 }  // namespace fp4arena

@@ -1,5 +1,5 @@
-// Typed case results: their JSON form is the record's (field for field, as the committed
-// records have it), and the console reporter prints what a reader needs from them.
+// Typed case results: their JSON form is the record's, field for field, as the committed
+// records have it.
 #include "harness/case_result.h"
 
 #include <cmath>
@@ -11,11 +11,14 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/harness/case_fixtures.h"
+
 #include "harness/record.h"
-#include "harness/reporter.h"
 
 namespace fp4arena {
 namespace {
+
+using testing_util::failed_benchmark;
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -152,24 +155,6 @@ TEST(CaseResult, RecordsWrittenFromTypedResultsAreReadBack) {
   }
 }
 
-BenchmarkResult failed_benchmark() {
-  BenchmarkResult b;
-  b.name = "rev1";
-  b.dims = {{"M", 4}, {"N", 8}, {"K", 64}};
-  b.ran = true;
-  b.verdict = Verdict::kWrongAnswer;
-  b.reason = "call 3 (seed 9): output c: 1 of 32 elements wrong";
-  OutputReport o;
-  o.name = "c";
-  o.summary = "c: 1 of 32 elements wrong";
-  o.worst.push_back(Mismatch{1, 2, 3.0, std::nan(""), false, 0, 0, false,
-                             std::numeric_limits<double>::infinity()});
-  o.tile_map = "tile map\nX.\n";
-  b.outputs = {o};
-  b.speed_of_light.ms = 0.01;
-  return b;
-}
-
 TEST(CaseResult, AFailedBenchmarkHasItsOutputsAndNoFigures) {
   const json j = to_json(failed_benchmark());
   EXPECT_EQ(j["verdict"], "wrong_answer");
@@ -195,77 +180,6 @@ TEST(CaseResult, ACaseThatNeverRanHasOnlyItsNameAndReason) {
   }
   EXPECT_EQ(j.size(), 8u) << j.dump();
   EXPECT_EQ(j["verdict"], "not_run");
-}
-
-Spec flagship_spec() {
-  Spec s;
-  std::string err;
-  EXPECT_TRUE(load_spec(std::string(FP4ARENA_SOURCE_DIR) + "/challenges/nvfp4_matmul", &s, &err))
-      << err;
-  return s;
-}
-
-TEST(CaseReporter, AFailurePrintsItsWorstElementsTileMapAndReplay) {
-  const Spec spec = flagship_spec();
-  std::ostringstream log;
-  const BenchmarkResult b = failed_benchmark();
-  CaseReporter(log, spec).benchmark(b, spec.timing, "--case rev1 --seed 9");
-  const std::string out = log.str();
-  EXPECT_NE(out.find("  FAIL  rev1"), std::string::npos) << out;
-  EXPECT_NE(out.find("wrong_answer: call 3 (seed 9)"), std::string::npos) << out;
-  EXPECT_NE(out.find("at (row 1, col 2): expected 3, got nan"), std::string::npos) << out;
-  EXPECT_NE(out.find("        X.\n"), std::string::npos) << out;
-  EXPECT_NE(out.find("replay: --case rev1 --seed 9"), std::string::npos) << out;
-}
-
-TEST(CaseReporter, APassedBenchmarkShowsItsShareOfTheSpeedOfLightAndItsNotes) {
-  const Spec spec = flagship_spec();
-  BenchmarkResult b;
-  b.name = "table5";
-  b.dims = {{"M", 2048}, {"N", 18432}, {"K", 3072}};
-  b.ran = true;
-  b.verdict = Verdict::kPassed;
-  b.stats.samples = 3;
-  b.stats.median_ms = 0.25;
-  b.stats.rse = 0.004;
-  b.calls_per_sample = 4;
-  b.value = 927.7;
-  b.speed_of_light.ms = 0.1;
-  b.speed_of_light.compute_ms = 0.1;
-  b.stopped = StopReason::kTimeCap;
-  b.synchronising_windows = 2;
-  b.host_call_median_ms = 0.2;
-  std::ostringstream log;
-  CaseReporter(log, spec).benchmark(b, spec.timing, "");
-  const std::string out = log.str();
-  EXPECT_NE(out.find("median 0.2500 ms  927.7 TF/s  40.0% of speed of light (compute)  n=3x4"),
-            std::string::npos)
-      << out;
-  EXPECT_NE(out.find("time cap ended sampling after 3 samples"), std::string::npos) << out;
-  EXPECT_NE(out.find("in 2 of 3 windows solve() had not returned 0.5 s"), std::string::npos) << out;
-  EXPECT_NE(out.find("solve() spends 0.200 ms on the host"), std::string::npos) << out;
-}
-
-TEST(CaseReporter, YardstickScoreAndResultLines) {
-  const Spec spec = flagship_spec();
-  std::ostringstream log;
-  CaseReporter r(log, spec);
-  YardstickResult y{"cuBLAS", 1, {}, 500.0, 1.25};
-  y.stats.median_ms = 0.5;
-  r.yardstick(y);
-  y.ratio.reset();
-  r.yardstick(y);
-  r.yardstick_not_measured("no cuBLAS handle");
-  r.score(Score{700.0, false, "over the limit"}, false);
-  r.score(Score{}, true);
-  r.result(false, 2, 3, 4.25);
-  EXPECT_EQ(log.str(),
-            "        cuBLAS  0.5000 ms  500.0 TF/s  -> ratio 1.25\n"
-            "        cuBLAS  0.5000 ms  500.0 TF/s\n"
-            "        yardstick not measured: no cuBLAS handle\n"
-            "score    geomean 700.0 TF/s  INVALID: over the limit\n"
-            "score    none (--action test times nothing)\n"
-            "result   FAILED  2/3 cases passed in 4.2 s\n");
 }
 
 }  // namespace

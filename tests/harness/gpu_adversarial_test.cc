@@ -251,11 +251,11 @@ std::vector<Cheat> cheats() {
       // Socket, fork, exec and files written outside the private folder, from inside solve():
       // the sandbox refuses them all; the fixture writes a NaN (wrong_answer) if any got
       // through, or if its private folder ($TMPDIR) is not writable.
-      // (Exit 1 only because a run of tests alone has no score.)
+      // (A run of tests alone has no score; its result is the tests'.)
       {"escape_sandbox",
        adversarial("escape_sandbox"),
        {},
-       kFailed,
+       kPassed,
        {{"example", "passed", {}, {}}, {"k16_only", "passed", {}, {}}}},
       // A constructor that crashes when the worker loads the solution: the solution's crash.
       {"constructor_crash",

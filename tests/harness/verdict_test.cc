@@ -153,5 +153,20 @@ TEST(Score, InvalidWhenACaseFailedOrOverTheLimit) {
   EXPECT_FALSE(s.valid);
 }
 
+// A run that timed nothing has no score; its result is its tests'. One that timed a benchmark
+// needs a valid score; none passes without a case or with a failed one.
+TEST(Score, ARunPassesOnItsTestsAloneOnlyWhenItTimedNothing) {
+  const Score none = compute_score({}, 2, 2, 1000, "fp16_dense", "TF/s");
+  ASSERT_FALSE(none.valid);
+  EXPECT_TRUE(run_passed(2, 2, none, /*timed=*/false));
+  EXPECT_FALSE(run_passed(2, 2, none, /*timed=*/true));
+  const Score over = compute_score({1200}, 3, 3, 1000, "fp16_dense", "TF/s");
+  EXPECT_FALSE(run_passed(3, 3, over, true));
+  const Score good = compute_score({100}, 3, 3, 1000, "fp16_dense", "TF/s");
+  EXPECT_TRUE(run_passed(3, 3, good, true));
+  EXPECT_FALSE(run_passed(2, 3, none, false));
+  EXPECT_FALSE(run_passed(0, 0, none, false));
+}
+
 }  // namespace
 }  // namespace fp4arena
