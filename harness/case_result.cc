@@ -52,6 +52,7 @@ void add_timing(const BenchmarkResult& b, nlohmann::json* out) {
                                  {"call", b.window_median.call_ms},
                                  {"snapshot", b.window_median.post_ms}};
   j["judge_calibration_ms"] = {{"switch", b.calibration.switch_ms},
+                               {"switch_spread", b.calibration.switch_spread_ms},
                                {"memops_only", b.calibration.memops_ms},
                                {"delivery", b.calibration.pre_ms},
                                {"snapshot", b.calibration.post_ms}};

@@ -2,8 +2,11 @@
 
 #include <sys/prctl.h>
 
+#include <filesystem>
+
 #include "harness/json_read.h"
 #include "harness/session.h"
+#include "harness/sha256.h"
 #include "harness/text.h"
 
 namespace fp4arena {
@@ -321,24 +324,33 @@ bool Session::open_device(JudgeOutcome* outcome) {
   return true;
 }
 
-ExitCode Session::run_python(Language lang) {
-  reporter().banner(opts_.solution_path, std::string(" (") + language_name(lang) + ")");
+ExitCode Session::check_python() {
+  reporter().banner(opts_.solution_path, std::string(" (") + language_name(language_) + ")");
   PythonCheck pc;
   std::string err;
   if (!check_python_solution(spec_, opts_.solution_path, &pc, &err))
     return fail({ExitCode::kInternal, err});
   if (!pc.ok) return fail({ExitCode::kCompileError, pc.error});
   const bool check = opts_.action == Action::kCheck;
-  for (const std::string& m : pc.missing) log_ << (check ? "note     " : "fp4arena: ") << m << "\n";
   if (check) {
+    for (const std::string& m : pc.missing) log_ << "note     " << m << "\n";
     log_ << "check    ok: python3 " << pc.python << " parses it and " << spec_.function
          << "() takes the spec's parameters\n";
     return ExitCode::kPassed;
   }
-  return fail(usage(std::string("--action ") + action_name(opts_.action) +
-                    ": this judge checks Python solutions (--action check) but does not run them "
-                    "yet: the Python worker, with the CUDA worker's clock and sandbox, is still "
-                    "to come"));
+  if (opts_.action == Action::kSanitize || opts_.action == Action::kProfile) {
+    return fail(usage(std::string("--action ") + action_name(opts_.action) +
+                      ": not for Python solutions (compute-sanitizer and ncu see python3, not "
+                      "solve()); test, run, submit and sweep judge them"));
+  }
+  python_missing_ = pc.missing;  // an error once a GPU is found (run())
+  std::error_code ec;
+  compiled_.ok = true;
+  compiled_.so_path = std::filesystem::absolute(opts_.solution_path, ec).string();
+  compiled_.source_sha256 = sha256_hex(source_);
+  log_ << "python   " << pc.python << "  sha256 " << compiled_.source_sha256.substr(0, 12)
+       << "  (the Python worker: python3 hosting the CUDA worker's protocol)\n";
+  return ExitCode::kPassed;
 }
 
 bool Session::compile_step(JudgeOutcome* outcome) {
@@ -389,6 +401,7 @@ nlohmann::json Session::record_json(const std::vector<TestResult>& tests,
        {{"name", limit_name(spec_.limit)}, {"value", limit()}, {"unit", spec_.metric.unit()}}},
       {"solution",
        {{"path", opts_.solution_path},
+        {"language", language_name(language_)},
         {"sha256", compiled_.source_sha256},
         {"author", opts_.author.empty() ? author_of(source_) : opts_.author},
         {"headers", headers},
@@ -484,21 +497,29 @@ JudgeOutcome Session::run() {
   if (!check_output_paths(&outcome)) return outcome;
   Language lang = language_of(opts_.solution_path, source_);
   if (!opts_.language.empty()) parse_language(opts_.language, &lang);
+  language_ = lang;
+  calls_.use_language(lang);
   if (is_python(lang)) {
-    outcome.code = run_python(lang);
-    return outcome;
+    outcome.code = check_python();
+    if (outcome.code != ExitCode::kPassed || opts_.action == Action::kCheck) return outcome;
+    if (!open_device(&outcome)) return outcome;
+  } else {
+    // Device first: it decides the architecture the solution is compiled for.
+    if (!open_device(&outcome)) return outcome;
+    if (!compile_step(&outcome)) return outcome;
   }
-  // Device first: it decides the architecture the solution is compiled for.
-  if (!open_device(&outcome)) return outcome;
-  if (!compile_step(&outcome)) return outcome;
   if (opts_.action == Action::kCheck) {
     log_ << "check    ok: compiles and " << spec_.function << "() matches the signature\n";
     outcome.code = ExitCode::kPassed;
     return outcome;
   }
   if (!gpu_) {
-    reporter().no_gpu(no_gpu_reason_);
+    reporter().no_gpu(no_gpu_reason_, is_python(language_));
     outcome.code = ExitCode::kNoGpu;
+    return outcome;
+  }
+  if (!python_missing_.empty()) {
+    outcome.code = fail({ExitCode::kInternal, python_missing_.front()});
     return outcome;
   }
   reporter().device(device_, limit());

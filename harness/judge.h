@@ -21,7 +21,7 @@ enum class ExitCode : int {
   kCompileError = 3,  ///< the solution did not compile or its signature is wrong
   kRuntimeError = 4,  ///< a case crashed, raised a CUDA error, timed out or exited early
   kNoGpu = 5,         ///< no CUDA GPU: the solution was compiled and checked only
-  kInternal = 6,      ///< the judge itself failed (nvcc missing, oracle CUDA error, ...)
+  kInternal = 6,      ///< the judge itself failed (nvcc missing, oracle CUDA error, shared GPU)
 };
 
 /// A failure that ends a run before its cases have verdicts: the exit code that is its kind

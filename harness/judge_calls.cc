@@ -83,6 +83,11 @@ WindowResult Session::judge_window(const CaseSpec& c, const std::vector<ProblemD
                                    bool timed) {
   WindowResult r;
   r.calls = int(ins.size());
+  if (timed && calls_.timed() && !calls_.shared_gpu().empty()) {
+    fatal_ = calls_.shared_gpu();
+    r.decision = {Verdict::kNotRun, fatal_};
+    return r;
+  }
   const Layout layout = layout_for(spec_, ins.front().dims);
   const std::vector<const ParamSpec*> outs = spec_.outputs();
   // Outputs whose type has no NaN get a random poison byte per window; an untimed window (a

@@ -84,6 +84,12 @@ std::string case_cell(const SubmitRecord& r, const std::string& name, const std:
   return fixed(*c->value, 1) + (more.empty() ? "" : open + "(" + more + ")" + close);
 }
 
+// The solution as the board names it: its file's stem, and its language where it is not CUDA
+// ("triton_dequant (triton)").
+std::string solution_name(const SubmitRecord& r) {
+  return r.solution_stem + (r.language == "cuda" ? "" : " (" + r.language + ")");
+}
+
 // True when some entry of `g` names its author (has a note): the column is shown only then
 // (the notes column in the HTML page).
 bool has_authors(const BoardGroup& g) {
@@ -314,6 +320,7 @@ std::string render_json(const Board& board) {
       je["solution"] = r.solution_stem;
       je["path"] = r.solution_path;
       je["author"] = r.author;
+      je["language"] = r.language;
       je["score"] = *r.score;
       je["pct_of_limit"] = opt(e.pct_of_limit);
       je["pct_of_speed_of_light"] = opt(e.pct_of_speed_of_light);
@@ -368,7 +375,7 @@ std::string render_markdown(const Board& board) {
     md << "---:|---:|---|---|---|\n";
     for (const BoardEntry& e : g.entries) {
       const SubmitRecord& r = e.record;
-      md << "| " << e.rank << " | " << md_escape(r.solution_stem) << " | "
+      md << "| " << e.rank << " | " << md_escape(solution_name(r)) << " | "
          << (authors ? md_escape(r.author) + " | " : "") << fixed(*r.score, 1) << " |";
       for (const std::string& c : g.cases) md << " " << case_cell(r, c, " ", "") << " |";
       md << " " << sol_cell(e) << " | " << ratio_cell(e) << " | "
@@ -477,7 +484,7 @@ void html_chart(std::ostringstream& h, const BoardGroup& g) {
     const SubmitRecord& r = e.record;
     const int y = kPad + kRow * (e.rank - 1);
     const double w = std::max(2.0, x_of(*r.score) - kLabel);
-    const std::string name = html_escape(shorten(r.solution_stem, 24));
+    const std::string name = html_escape(shorten(solution_name(r), 24));
     h << "<text class=\"label\" x=\"" << kLabel - 10 << "\" y=\"" << y + kBar / 2 + 5
       << "\" text-anchor=\"end\">" << e.rank << ". " << name << "</text>"
       << "<rect class=\"bar" << (e.rank == 1 ? " first" : "") << "\" data-solution=\""
@@ -528,7 +535,7 @@ void html_table(std::ostringstream& h, const BoardGroup& g) {
     const SubmitRecord& r = e.record;
     h << "<tr class=\"entry\" data-rank=\"" << e.rank << "\" data-solution=\""
       << html_escape(r.solution_stem) << "\"><td class=\"num\">" << e.rank << "</td><td>"
-      << html_escape(r.solution_stem) << "</td>"
+      << html_escape(solution_name(r)) << "</td>"
       << (authors ? "<td>" + html_escape(r.author) + "</td>" : "") << "<td class=\"num\">"
       << fixed(*r.score, 1) << "</td>";
     for (const std::string& c : g.cases)

@@ -49,11 +49,6 @@ out["have"] = {m: importlib.util.find_spec(m) is not None for m in ("torch", "tr
 print(json.dumps(out))
 )PY";
 
-std::string python3() {
-  const char* p = std::getenv("FP4ARENA_PYTHON");
-  return p && *p ? p : "python3";
-}
-
 std::string joined(const std::vector<std::string>& v) {
   std::string s;
   for (const std::string& x : v) s += (s.empty() ? "" : ", ") + x;
@@ -84,6 +79,11 @@ std::vector<std::string> missing_modules(const nlohmann::json& r) {
 }
 
 }  // namespace
+
+std::string python_program() {
+  const char* p = std::getenv("FP4ARENA_PYTHON");
+  return p && *p ? p : "python3";
+}
 
 const char* language_name(Language l) {
   switch (l) {
@@ -129,10 +129,10 @@ bool check_python_solution(const Spec& spec, const std::string& path, PythonChec
   ChildLimits limits;
   limits.timeout_seconds = 60;
   limits.address_space_bytes = uint64_t(4) << 30;
-  const int status = run_capture_limited({python3(), "-I", "-c", kReader, spec.function, path},
-                                         limits, &text, &timed_out);
+  const int status = run_capture_limited(
+      {python_program(), "-I", "-c", kReader, spec.function, path}, limits, &text, &timed_out);
   if (status == -1 || status == 127) {
-    *err = python3() +
+    *err = python_program() +
            " could not be run: a Python solution is read by python3 (apt-get install "
            "python3, or set FP4ARENA_PYTHON to one)";
     return false;
@@ -141,7 +141,7 @@ bool check_python_solution(const Spec& spec, const std::string& path, PythonChec
   const std::vector<std::string> lines = split_lines(text);
   if (status != 0 || timed_out || lines.empty() ||
       !(r = nlohmann::json::parse(lines.back(), nullptr, false)).is_object()) {
-    *err = python3() + " failed to read the solution (exit " + std::to_string(status) +
+    *err = python_program() + " failed to read the solution (exit " + std::to_string(status) +
            "): " + shorten(valid_utf8(text), 400);
     return false;
   }

@@ -33,6 +33,10 @@ struct PythonCheck {
   std::vector<std::string> missing;
 };
 
+/// The python3 the judge runs (the check, the Python worker): $FP4ARENA_PYTHON, else
+/// "python3" found on PATH.
+std::string python_program();
+
 /// `def solve(a, a_scales, ...)`: the Python declaration the spec asks for.
 std::string python_prototype(const Spec& spec);
 

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/json_read.h"
+#include "harness/python_solution.h"
 #include "harness/spec.h"
 #include "harness/sweep_report.h"
 #include "harness/text.h"
@@ -356,6 +357,13 @@ void read_header(FieldReader& f, const json& root, SubmitRecord& r) {
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   if (f.ok() && solution.contains("author") && !solution["author"].is_null())
     r.author = f.string(solution, "solution", "author");
+  Language language = Language::kCuda;
+  if (f.ok() && solution.contains("language")) {
+    r.language = f.string(solution, "solution", "language");
+    if (f.ok() && !parse_language(r.language, &language))
+      f.fail("field solution.language \"" + shorten(r.language, 40) +
+             "\" is not one of cuda, triton, pytorch");
+  }
 }
 
 // The device fields the limit table needs, and the others' types.

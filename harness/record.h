@@ -65,9 +65,10 @@ struct SubmitRecord {
   std::string challenge;          ///< a plain name: letters, digits, '_', '-', '.'
   std::int64_t spec_version = 0;
   std::string solution_path;
-  std::string solution_stem;  ///< file name of solution_path without its extension
-  std::string sha256;         ///< 64 lowercase hex digits
-  std::string author;         ///< empty where the record has none
+  std::string solution_stem;      ///< file name of solution_path without its extension
+  std::string sha256;             ///< 64 lowercase hex digits
+  std::string author;             ///< empty where the record has none
+  std::string language = "cuda";  ///< the solution's: "cuda", "triton" or "pytorch"
   std::string device_name;
   DeviceShape device;      ///< from the record's device fields (v1: no bus width, 0)
   Metric metric;           ///< v1: tflops, TF/s, flops, "2*M*N*K"

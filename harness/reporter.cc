@@ -44,9 +44,10 @@ void ConsoleReporter::device(const DeviceInfo& d, double limit) const {
   log_ << "\n";
 }
 
-void ConsoleReporter::no_gpu(const std::string& reason) const {
-  log_ << "no CUDA GPU available: " << reason
-       << ".\nThe solution compiled and its signature matches, but nothing was run. Without a GPU, "
+void ConsoleReporter::no_gpu(const std::string& reason, bool python) const {
+  log_ << "no CUDA GPU available: " << reason << ".\nThe solution "
+       << (python ? "parses" : "compiled")
+       << " and its signature matches, but nothing was run. Without a GPU, "
           "--action check and "
           "--action dump work; test, run, submit, sanitize, profile and sweep need a machine "
           "with an NVIDIA GPU and its driver (the bundled solutions are written for Hopper, "
@@ -81,7 +82,8 @@ void ConsoleReporter::failure(Verdict v, const std::string& reason,
       for (const std::string& line : split_lines(o.tile_map)) log_ << "        " << line << "\n";
     }
   }
-  log_ << "        replay: " << replay << "\n";
+  // A case the judge could not run (its own failure) has nothing of the solution's to replay.
+  if (v != Verdict::kNotRun) log_ << "        replay: " << replay << "\n";
 }
 
 void ConsoleReporter::test(const TestResult& t, const std::string& replay) const {

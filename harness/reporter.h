@@ -27,7 +27,8 @@ class ConsoleReporter {
   /// "device   NAME | N SMs | clocks | driver | CUDA | the spec's limit" (`limit` 0: none known).
   void device(const DeviceInfo& d, double limit) const;
   /// Why nothing ran: no GPU (`reason`), and what works without one.
-  void no_gpu(const std::string& reason) const;
+  /// `python`: the solution was parsed (a Python file), not compiled.
+  void no_gpu(const std::string& reason, bool python = false) const;
   /// "tests" or "benchmarks", above their cases.
   void section(const char* name) const { log_ << name << "\n"; }
   void record(const std::string& path) const { log_ << "record   " << path << "\n"; }

@@ -11,6 +11,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -86,10 +87,10 @@ void allow_only_if(std::vector<sock_filter>* f, long nr, uint32_t arg, uint32_t 
 // The system calls refused outright, by group. None is needed by the CUDA runtime and driver
 // or by a kernel's host code; each reaches beyond the worker (other processes, the kernel's
 // state, the machine).
-std::vector<long> refused_calls() {
+std::vector<long> refused_calls(bool allow_programs) {
   std::vector<long> r = {
-      // Programs and processes; reading or writing another process's memory.
-      SYS_execve, SYS_execveat, SYS_ptrace, SYS_process_vm_readv, SYS_process_vm_writev,
+      // Reading or writing another process's memory.
+      SYS_ptrace, SYS_process_vm_readv, SYS_process_vm_writev,
       // Signals by thread id alone or through a pidfd (the judge's process is reachable so).
       SYS_tkill, SYS_pidfd_open, SYS_pidfd_send_signal, SYS_pidfd_getfd,
       // Observing other processes and the kernel; loading programs into it.
@@ -107,6 +108,10 @@ std::vector<long> refused_calls() {
       SYS_init_module, SYS_finit_module, SYS_delete_module, SYS_reboot, SYS_kexec_load,
       SYS_kexec_file_load, SYS_swapon, SYS_swapoff, SYS_acct, SYS_settimeofday, SYS_clock_settime,
       SYS_clock_adjtime, SYS_adjtimex, SYS_sethostname, SYS_setdomainname};
+  if (allow_programs) return r;
+  // Programs and processes.
+  r.push_back(SYS_execve);
+  r.push_back(SYS_execveat);
 #ifdef SYS_fork
   r.push_back(SYS_fork);
 #endif
@@ -198,8 +203,8 @@ int thread_count() {
 // Allows `rights` beneath `path` in the ruleset `ruleset_fd`. With `keep_open` the folder's
 // O_PATH descriptor stays open for the life of the process (see the /proc rule below).
 bool allow_beneath(int ruleset_fd, const std::string& path, uint64_t rights, std::string* err,
-                   bool keep_open = false) {
-  int fd = open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+                   bool keep_open = false, bool file = false) {
+  int fd = open(path.c_str(), O_PATH | (file ? 0 : O_DIRECTORY) | O_CLOEXEC);
   if (fd < 0) {
     *err = "landlock: cannot open " + path + ": " + std::strerror(errno);
     return false;
@@ -217,6 +222,26 @@ bool allow_beneath(int ruleset_fd, const std::string& path, uint64_t rights, std
   return true;
 }
 
+// Execution of each of `paths` (a file, or everything beneath a folder) in the ruleset.
+bool allow_executables(int ruleset_fd, const std::vector<std::string>& paths, std::string* err) {
+  for (const std::string& p : paths) {
+    struct stat st;
+    if (stat(p.c_str(), &st) != 0) {
+      *err = "landlock: cannot find the program " + p + ": " + std::strerror(errno);
+      return false;
+    }
+    if (!allow_beneath(ruleset_fd, p, LANDLOCK_ACCESS_FS_EXECUTE, err, false, !S_ISDIR(st.st_mode)))
+      return false;
+  }
+  return true;
+}
+
+std::string join(const std::vector<std::string>& v, const char* sep) {
+  std::string s;
+  for (const std::string& x : v) s += (s.empty() ? "" : sep) + x;
+  return s;
+}
+
 }  // namespace
 
 int landlock_abi() {
@@ -225,7 +250,7 @@ int landlock_abi() {
 }
 
 bool restrict_file_writes(const std::string& writable_dir, std::string* description,
-                          std::string* err) {
+                          std::string* err, const std::vector<std::string>& executables) {
   long abi = syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION);
   if (abi < 1) {
     if (errno == ENOSYS) {
@@ -245,7 +270,8 @@ bool restrict_file_writes(const std::string& writable_dir, std::string* descript
            " threads; file writes must be restricted while it has one";
     return false;
   }
-  const uint64_t handled = write_rights(abi);
+  const uint64_t handled =
+      write_rights(abi) | (executables.empty() ? 0 : uint64_t(LANDLOCK_ACCESS_FS_EXECUTE));
   // The ruleset's attributes as ABI 6 defines them (older <linux/landlock.h> lack the last
   // two fields; an older kernel accepts the longer struct while they are zero). From ABI 6
   // the domain is scoped: no signal to a process outside it (the judge, other workers) and
@@ -279,7 +305,10 @@ bool restrict_file_writes(const std::string& writable_dir, std::string* descript
       allow_beneath(ruleset, own_tasks,
                     handled & (LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_TRUNCATE), err,
                     /*keep_open=*/true) &&
-      (writable_dir.empty() || allow_beneath(ruleset, writable_dir, handled, err));
+      (writable_dir.empty() ||
+       allow_beneath(ruleset, writable_dir, handled & ~uint64_t(LANDLOCK_ACCESS_FS_EXECUTE),
+                     err)) &&
+      allow_executables(ruleset, executables, err);
   if (ok && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
     *err = std::string("prctl(PR_SET_NO_NEW_PRIVS): ") + std::strerror(errno);
     ok = false;
@@ -290,17 +319,19 @@ bool restrict_file_writes(const std::string& writable_dir, std::string* descript
   }
   close(ruleset);
   if (!ok) return false;
-  *description = "landlock ABI " + std::to_string(abi) + " (file writes only " +
-                 (writable_dir.empty() ? std::string() : "under " + writable_dir + ", ") +
-                 "to devices under /dev and to its own threads under /proc" +
-                 (abi >= 6 ? "; signals and abstract UNIX sockets scoped to the worker" : "") + ")";
+  *description =
+      "landlock ABI " + std::to_string(abi) + " (file writes only " +
+      (writable_dir.empty() ? std::string() : "under " + writable_dir + ", ") +
+      "to devices under /dev and to its own threads under /proc" +
+      (executables.empty() ? "" : "; programs run only from " + join(executables, ", ")) +
+      (abi >= 6 ? "; signals and abstract UNIX sockets scoped to the worker" : "") + ")";
   return true;
 }
 
 // The end of the allowlist filter (the accumulator holds the call's number): the calls on
 // the caller alone, the listed calls, and ENOSYS for everything else (the C library then
 // falls back, as it does on an older kernel).
-void add_allowlist(std::vector<sock_filter>* f) {
+void add_allowlist(std::vector<sock_filter>* f, bool allow_programs) {
   for (long nr : allowed_for_self()) allow_only_if(f, nr, kArg0, 0);
   // setpriority(PRIO_PROCESS, 0, n) only: a process group or a user reaches other processes.
   f->push_back(jump(BPF_JMP | BPF_JEQ | BPF_K, uint32_t(SYS_setpriority), 0, 6));
@@ -310,14 +341,21 @@ void add_allowlist(std::vector<sock_filter>* f) {
   f->push_back(jump(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 1));
   f->push_back(stmt(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
   f->push_back(stmt(BPF_RET | BPF_K, kRefused));
-  for (long nr : allowed_calls()) {
+  std::vector<long> allowed = allowed_calls();
+  // Where programs may run (Triton's compilers; Landlock says which), starting them too.
+  if (allow_programs) allowed.insert(allowed.end(), {SYS_execve, SYS_execveat, SYS_vfork});
+#ifdef SYS_fork
+  if (allow_programs) allowed.push_back(SYS_fork);
+#endif
+  for (long nr : allowed) {
     f->push_back(jump(BPF_JMP | BPF_JEQ | BPF_K, uint32_t(nr), 0, 1));
     f->push_back(stmt(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
   }
   f->push_back(stmt(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA)));
 }
 
-bool apply_worker_sandbox(std::string* description, std::string* err, SeccompMode mode) {
+bool apply_worker_sandbox(std::string* description, std::string* err, SeccompMode mode,
+                          bool allow_programs) {
   if (kArch == 0) {
     *description = "no seccomp (no filter for this architecture)";
     return true;
@@ -328,7 +366,7 @@ bool apply_worker_sandbox(std::string* description, std::string* err, SeccompMod
   f.push_back(jump(BPF_JMP | BPF_JEQ | BPF_K, kArch, 1, 0));
   f.push_back(stmt(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS));
   f.push_back(stmt(BPF_LD | BPF_W | BPF_ABS, kNr));
-  for (long nr : refused_calls()) {
+  for (long nr : refused_calls(allow_programs)) {
     f.push_back(jump(BPF_JMP | BPF_JEQ | BPF_K, uint32_t(nr), 0, 1));
     f.push_back(stmt(BPF_RET | BPF_K, kRefused));
   }
@@ -336,12 +374,12 @@ bool apply_worker_sandbox(std::string* description, std::string* err, SeccompMod
   f.push_back(jump(BPF_JMP | BPF_JEQ | BPF_K, uint32_t(SYS_clone3), 0, 1));
   f.push_back(stmt(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA)));
 #endif
-  // clone: threads (CLONE_THREAD) only.
+  // clone: threads (CLONE_THREAD) only, unless programs may run.
   f.push_back(jump(BPF_JMP | BPF_JEQ | BPF_K, uint32_t(SYS_clone), 0, 4));
   f.push_back(stmt(BPF_LD | BPF_W | BPF_ABS, kArg0));
   f.push_back(jump(BPF_JMP | BPF_JSET | BPF_K, CLONE_THREAD, 0, 1));
   f.push_back(stmt(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
-  f.push_back(stmt(BPF_RET | BPF_K, kRefused));
+  f.push_back(stmt(BPF_RET | BPF_K, allow_programs ? SECCOMP_RET_ALLOW : kRefused));
   allow_only_if(&f, SYS_socket, kArg0, AF_UNIX);  // no network
   // Signals to this process and its threads only (never the judge, nor its process group).
   const uint32_t self = uint32_t(getpid());
@@ -358,7 +396,7 @@ bool apply_worker_sandbox(std::string* description, std::string* err, SeccompMod
   f.push_back(stmt(BPF_RET | BPF_K, kRefused));
   f.push_back(stmt(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
   if (mode == SeccompMode::kAllowlist) {
-    add_allowlist(&f);
+    add_allowlist(&f, allow_programs);
   } else {
     f.push_back(stmt(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
   }
@@ -376,7 +414,9 @@ bool apply_worker_sandbox(std::string* description, std::string* err, SeccompMod
   *description = std::string(mode == SeccompMode::kAllowlist
                                  ? "seccomp allowlist (every call not listed answers ENOSYS; "
                                  : "seccomp (") +
-                 "no exec, fork or new processes, ptrace, process_vm_*, network sockets, "
+                 (allow_programs ? "programs only as Landlock allows, no "
+                                 : "no exec, fork or new processes, ") +
+                 "ptrace, process_vm_*, network sockets, "
                  "signals to other processes, TIOCSTI, perf events, BPF, io_uring, SysV IPC, "
                  "keyrings, mounts and namespaces, modules, reboot, clock setting)";
   return true;

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace fp4arena {
 
@@ -40,8 +41,14 @@ int landlock_abi();
 /// (no signal to, and no abstract UNIX socket connection with, a process outside it).
 /// False with *err when the process already runs more than one thread, or the kernel refused the
 /// rules (e.g. `writable_dir` does not exist).
+///
+/// `executables` (files or folders, real paths): when given, running a program is refused too
+/// (Landlock's execute right, checked on the program and on its ELF interpreter) except the
+/// listed files and what lies beneath the listed folders: the Python worker's compilers
+/// (Triton's ptxas, the C compiler), which apply_worker_sandbox(allow_programs) lets it start.
+/// Empty (the CUDA worker): running programs is seccomp's to refuse.
 bool restrict_file_writes(const std::string& writable_dir, std::string* description,
-                          std::string* err);
+                          std::string* err, const std::vector<std::string>& executables = {});
 
 /// Installs the seccomp filter (and PR_SET_NO_NEW_PRIVS) on the calling process and all threads
 /// it starts later. Refused with EPERM: execve, execveat, fork, vfork, clone without
@@ -57,8 +64,11 @@ bool restrict_file_writes(const std::string& writable_dir, std::string* descript
 /// for run and check): what is not named stays allowed.
 /// Returns a one-line description of what is active, or false with *err when the kernel
 /// refused the filter.
+/// `allow_programs`: execve, fork, vfork and clone of a new process stay allowed (the Python
+/// worker's Triton compiles; Landlock limits which programs, see restrict_file_writes()); the
+/// programs started inherit the filter.
 enum class SeccompMode { kDenylist, kAllowlist };
 bool apply_worker_sandbox(std::string* description, std::string* err,
-                          SeccompMode mode = SeccompMode::kAllowlist);
+                          SeccompMode mode = SeccompMode::kAllowlist, bool allow_programs = false);
 
 }  // namespace fp4arena

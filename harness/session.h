@@ -123,9 +123,10 @@ class Session {
   Failure add_random_tests();
   bool open_device(JudgeOutcome* outcome);
   bool compile_step(JudgeOutcome* outcome);
-  // A Python solution (harness/python_solution.h): checked by python3's parser; the GPU
-  // actions are refused until the Python worker exists.
-  ExitCode run_python(Language lang);
+  // A Python solution (harness/python_solution.h): checked by python3's parser, then, for
+  // test, run, submit and sweep, judged through the Python worker. kPassed when the run
+  // goes on (or, under check, is over).
+  ExitCode check_python();
   ExitCode finish(const std::vector<TestResult>& tests, const std::vector<BenchmarkResult>& benches,
                   JudgeOutcome* outcome);
   // The submit record (schema kRecordSchema, read back by harness/record.h's parse_record).
@@ -231,7 +232,9 @@ class Session {
   Spec spec_;
   std::unique_ptr<Challenge> challenge_;
   std::string source_;
-  CompileResult compiled_;
+  Language language_ = Language::kCuda;
+  std::vector<std::string> python_missing_;  // what the Python worker needs and python3 lacks
+  CompileResult compiled_;                   // a Python solution: its path and sha256 only
   DeviceInfo device_;
   std::string nvcc_version_;
   std::string no_gpu_reason_;

@@ -97,6 +97,32 @@ double switch_ms_from(double w1_ms, double w9_ms) {
   return (9 * w1_ms - w9_ms) / 8;
 }
 
+double switch_spread_ms(const std::vector<double>& one, const std::vector<double>& nine) {
+  std::vector<double> rounds;
+  for (size_t i = 0; i < std::min(one.size(), nine.size()); ++i) {
+    rounds.push_back(switch_ms_from(one[i], nine[i]));
+  }
+  if (rounds.size() < 2) return 0;
+  std::sort(rounds.begin(), rounds.end());
+  auto at = [&](double q) {
+    const double x = q * double(rounds.size() - 1);
+    const size_t lo = size_t(std::floor(x));
+    const size_t hi = std::min(rounds.size() - 1, lo + 1);
+    return rounds[lo] + (x - double(lo)) * (rounds[hi] - rounds[lo]);
+  };
+  return at(0.75) - at(0.25);
+}
+
+std::string calibration_doubt(const WindowCalibration& cal) {
+  if (cal.switch_ms <= kMaxSwitchMs && cal.switch_spread_ms <= kMaxSwitchSpreadMs) return "";
+  return "the GPU is not the judge's alone: its two context switches calibrated at " +
+         fixed(cal.switch_ms, 3) + " ms (rounds spread " + fixed(cal.switch_spread_ms, 3) +
+         " ms; alone they take about 0.3 ms and agree within microseconds), so another "
+         "process's work is time-sliced with the judge's windows and no time taken now would "
+         "be the solution's. Stop the other GPU work (nvidia-smi lists it) or pick an idle "
+         "GPU with --device";
+}
+
 double window_call_ms(const WindowClock& w, const WindowCalibration& cal, double delivery_model_ms,
                       double snapshot_model_ms, int calls) {
   auto excess = [](double part, double empty_part, double model_ms) {

@@ -99,12 +99,34 @@ struct WindowCalibration {
   double switch_ms = 0;
   /// call_ms of windows whose worker ran no kernel at all (no switch needed): a diagnostic.
   double memops_ms = 0;
+  /// The interquartile range of the rounds' switch estimates, one per round of one and nine
+  /// null kernels (switch_spread_ms()): near zero on a GPU the judge has alone.
+  double switch_spread_ms = 0;
   double pre_ms = 0, post_ms = 0;  ///< an empty window's other parts (no copies)
 };
 
 /// The switch cost from windows of one null kernel (w1) and of nine (w9): the kernels' own
 /// time cancels, (9 * w1 - w9) / 8.
 double switch_ms_from(double w1_ms, double w9_ms);
+
+/// The interquartile range of switch_ms_from(one[i], nine[i]) over the calibration's rounds.
+double switch_spread_ms(const std::vector<double>& one, const std::vector<double>& nine);
+
+/// Another context's work on the GPU time-slices with the judge's windows: a null kernel
+/// waits for the other context's slice (about 2 ms; an H200 shared by two judges calibrated
+/// 2.587 ms where it calibrates 0.294 ms alone). Subtracting such a calibration would make
+/// every call look faster than it ran, and an honest call shorter than it impossible
+/// (timing_mismatch). A calibration whose switches exceed kMaxSwitchMs, or whose rounds
+/// disagree by more than kMaxSwitchSpreadMs, is not used: the judge calibrates again, up to
+/// kCalibrationTries times, kCalibrationRetrySeconds apart; if every try is doubtful the
+/// tests still run (they time nothing) and the run stops before its first timed window.
+constexpr double kMaxSwitchMs = 1.0;
+constexpr double kMaxSwitchSpreadMs = 0.1;
+constexpr int kCalibrationTries = 3;
+constexpr double kCalibrationRetrySeconds = 0.5;
+
+/// Why `cal` cannot be used (the GPU is shared, see kMaxSwitchMs), or "" when it can.
+std::string calibration_doubt(const WindowCalibration& cal);
 
 /// How much longer than the calibrated empty part plus kModelSlack times the copy model,
 /// plus kModelSlackMs, a window's delivery (with the flush) or snapshot may take before the

@@ -2,10 +2,13 @@
 // of the judge's clock, one window of calls, and what its replies and buffers show.
 #include "harness/worker_calls.h"
 
+#include <chrono>
 #include <cmath>
 #include <cstring>
+#include <thread>
 
 #include "harness/process.h"
+#include "harness/text.h"
 
 namespace fp4arena {
 namespace judging {
@@ -40,6 +43,16 @@ bool reply_number(const nlohmann::json& r, const char* key, double* out, std::st
   *out = it->get<double>();
   return true;
 }
+// A Python solution's worker: python3 hosting the worker's protocol (python_worker.py and
+// libfp4arena_pyworker.so, both beside the judge). Its seccomp filter is the denylist until the
+// allowlist has been measured under python3 and torch (docs/python.md).
+void python_worker(Language language, WorkerOptions* w) {
+  w->worker_path = self_exe_dir() + "/libfp4arena_pyworker.so";
+  w->interpreter = {python_program(), "-I", "-B"};
+  w->host_script = self_exe_dir() + "/fp4arena_python_worker.py";
+  w->extra_args = {"--language", language_name(language)};
+  w->seccomp_allowlist = false;
+}
 }  // namespace
 
 PreCall* WorkerCalls::judge_pre_call(std::string* err) {
@@ -58,6 +71,7 @@ WorkerOptions WorkerCalls::worker_options() {
   w.so_path = compiled_.so_path;
   w.device = opts_.device;
   w.seccomp_allowlist = opts_.seccomp_allowlist;
+  if (is_python(language_)) python_worker(language_, &w);
   // Shared memory carries the buffers only under a tool; with the judge's window it stays
   // one page.
   w.shm_bytes = tool_.wrapper.empty() ? 4096 : shm_bytes_;
@@ -145,10 +159,32 @@ bool WorkerCalls::calibrate_window(double timeout, std::string* err) {
     r.outcome = CallOutcome::kWorkerError;
     r.detail = why.empty() ? "the judge could not stage an empty window" : why;
   }
+  if (r.outcome != CallOutcome::kOk) {
+    *err = "worker failed while the judge calibrated its clock: " + r.detail;
+    return false;
+  }
+  // A calibration taken while another context's work shares the GPU is not used for timing
+  // (calibration_doubt, verdict.h): the judge tries again; shared_gpu() keeps the last doubt.
+  for (int t = 1;; ++t) {
+    if (!measure_calibration(timeout, err)) return false;
+    shared_gpu_ = calibration_doubt(calib_);
+    if (shared_gpu_.empty()) return true;
+    if (t == kCalibrationTries) {
+      shared_gpu_ += " (" + std::to_string(t) + " calibrations, " +
+                     fixed(kCalibrationRetrySeconds, 1) + " s apart)";
+      return true;
+    }
+    std::this_thread::sleep_for(std::chrono::duration<double>(kCalibrationRetrySeconds));
+  }
+}
+
+bool WorkerCalls::measure_calibration(double timeout, std::string* err) {
   // Windows of no kernel, of one null kernel and of nine, interleaved: the switches are
   // (9 * one - nine) / 8 (verdict.h, switch_ms_from).
   std::vector<double> memops, one, nine;
   std::vector<WindowClock> ones;
+  CallReply r;
+  r.outcome = CallOutcome::kOk;
   for (int i = 0; i < kCalibrationWindows && r.outcome == CallOutcome::kOk; ++i) {
     for (int kernels : {0, 1, 9}) {
       WindowClock clock;
@@ -165,6 +201,7 @@ bool WorkerCalls::calibrate_window(double timeout, std::string* err) {
   }
   const WindowClock m = median_window(ones);
   calib_.switch_ms = switch_ms_from(summarize(one).median_ms, summarize(nine).median_ms);
+  calib_.switch_spread_ms = switch_spread_ms(one, nine);
   calib_.memops_ms = summarize(memops).median_ms;
   calib_.pre_ms = m.pre_ms;
   calib_.post_ms = m.post_ms;
@@ -419,7 +456,17 @@ nlohmann::json WorkerCalls::call_args(const ProblemData& in,
   nlohmann::json args = nlohmann::json::array();
   for (const ParamSpec& p : spec_.params) {
     if (p.is_buffer()) {
-      args.push_back({{"buffer", buffer_index.at(p.name)}});
+      // The shape and dtype are for the Python worker's tensors; the CUDA worker needs only
+      // the buffer.
+      nlohmann::json shape = nlohmann::json::array();
+      for (const std::string& e : p.shape) {
+        int64_t v = 0;
+        std::string err;
+        eval_expr(e, in.dims, &v, &err);  // checked when the case was
+        shape.push_back(v);
+      }
+      args.push_back(
+          {{"buffer", buffer_index.at(p.name)}, {"shape", shape}, {"dtype", dtype_name(p.dtype)}});
     } else if (p.role == "dim") {
       args.push_back({{"int", in.dims.at(p.name)}});
     } else if (p.scalar_type == "int") {

@@ -20,6 +20,7 @@
 #include "harness/challenge.h"
 #include "harness/judge.h"
 #include "harness/pre_call.h"
+#include "harness/python_solution.h"
 #include "harness/spec.h"
 #include "harness/timing.h"
 #include "harness/validate.h"
@@ -152,6 +153,8 @@ class WorkerCalls {
   // the flush inside every call window. Null with *err set when it cannot be made.
   PreCall* judge_pre_call(std::string* err);
 
+  // The solution's language: a Python solution's worker is python3 hosting the protocol.
+  void use_language(Language language) { language_ = language; }
   // Workers started from now on run under a tool; its log files so far.
   void use_tool(ToolRun tool) { tool_ = std::move(tool); }
   const std::vector<std::string>& tool_logs() const { return tool_logs_; }
@@ -161,6 +164,9 @@ class WorkerCalls {
   // Whether windows are timed by the judge's window (false under a tool).
   bool timed() const { return window_ != nullptr; }
   const WindowCalibration& calibration() const { return calib_; }
+  // Why the calibration cannot time a call (another context shares the GPU), or "" when it
+  // can: a timed window is then not made (Session::judge_window).
+  const std::string& shared_gpu() const { return shared_gpu_; }
   // What the last worker's sandbox enforced.
   const std::string& sandbox() const { return sandbox_; }
   // A failure of the judge's own CUDA work (a window, a copy): the run cannot go on.
@@ -170,8 +176,12 @@ class WorkerCalls {
   bool start_calibrated_worker(WorkerOptions w, double timeout, std::string* err);
   bool make_window(std::string* err);
   // The calibration of the judge's window on a fresh worker (WindowCalibration), before any
-  // user code is loaded. False + *err when the worker failed.
+  // user code is loaded, made again while calibration_doubt() (verdict.h) finds the GPU
+  // shared. False + *err when the worker failed.
   bool calibrate_window(double timeout, std::string* err);
+  // One calibration: kCalibrationWindows rounds of windows into calib_. False + *err when
+  // the worker failed.
+  bool measure_calibration(double timeout, std::string* err);
   // The window's buffers, canary, inputs and prepare request (under a tool: the one call's
   // buffers written into shared memory).
   WindowPlan plan_window(const Layout& layout, const std::vector<ProblemData>& ins,
@@ -214,6 +224,7 @@ class WorkerCalls {
   const JudgeOptions& opts_;
   const Spec& spec_;
   const CompileResult& compiled_;
+  Language language_ = Language::kCuda;
   ToolRun tool_;
   std::vector<std::string> tool_logs_;
   size_t shm_bytes_ = 0;
@@ -223,6 +234,7 @@ class WorkerCalls {
   std::unique_ptr<CallWindow> window_;
   // The judge's window calibrated before the solution was loaded (harness/verdict.h).
   WindowCalibration calib_;
+  std::string shared_gpu_;          // calibration_doubt() of the last try, with the tries' count
   size_t window_budget_bytes_ = 0;  // device memory a window's sets may take, all copies counted
   uint32_t window_seq_ = 0;         // the last window's sequence number (its go/done words)
   std::string sandbox_;

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "harness/process.h"
+#include "harness/text.h"
 
 namespace fp4arena {
 namespace {
@@ -171,8 +172,8 @@ std::string private_dir_base() {
 // `*path`. A worker of its own user reads its program and the solution from its private
 // folder: the build and the compile cache may sit in folders only the judge may enter.
 bool stage_copy(const std::string& src, const std::string& dir, mode_t mode, std::string* path,
-                std::string* err) {
-  const std::string dst = dir + "/" + src.substr(src.find_last_of('/') + 1);
+                std::string* err, const std::string& name = "") {
+  const std::string dst = dir + "/" + (name.empty() ? base_name(src) : name);
   std::error_code ec;
   std::filesystem::copy_file(src, dst, std::filesystem::copy_options::overwrite_existing, ec);
   if (ec || chmod(dst.c_str(), mode) != 0) {
@@ -182,6 +183,13 @@ bool stage_copy(const std::string& src, const std::string& dir, mode_t mode, std
   }
   *path = dst;
   return true;
+}
+
+// "solution" with the solution file's extension (".so", ".py").
+std::string solution_name(const std::string& path) {
+  const std::string name = base_name(path);
+  const size_t dot = name.rfind('.');
+  return "solution" + (dot == std::string::npos ? std::string() : name.substr(dot));
 }
 
 WorkerIdentity worker_identity(const WorkerOptions& opts) {
@@ -283,13 +291,17 @@ std::unique_ptr<WorkerProcess> WorkerProcess::start_as(const WorkerOptions& opts
   std::string shm_bytes = std::to_string(opts.shm_bytes);
   std::string device = std::to_string(opts.device);
   // The tool, if any, runs the worker: its argv comes first.
-  std::string worker_path = opts.worker_path, so_path = opts.so_path;
-  if (!w->make_private_dir_for(opts, id, &worker_path, &so_path, err)) {
+  std::string worker_path = opts.worker_path, so_path = opts.so_path, host = opts.host_script;
+  if (!w->make_private_dir_for(opts, id, &worker_path, &so_path, &host, err)) {
     close(sv[0]);
     close(sv[1]);
     return nullptr;
   }
   std::vector<std::string> argv_s = opts.wrapper;
+  if (!host.empty()) {
+    argv_s.insert(argv_s.end(), opts.interpreter.begin(), opts.interpreter.end());
+    argv_s.push_back(host);
+  }
   for (const std::string& a :
        {worker_path, std::string("--so"), so_path, std::string("--shm-bytes"), shm_bytes,
         std::string("--device"), device}) {
@@ -299,6 +311,7 @@ std::unique_ptr<WorkerProcess> WorkerProcess::start_as(const WorkerOptions& opts
     argv_s.push_back("--tmp");
     argv_s.push_back(w->private_dir_);
   }
+  argv_s.insert(argv_s.end(), opts.extra_args.begin(), opts.extra_args.end());
   std::vector<char*> argv;
   for (auto& a : argv_s) argv.push_back(&a[0]);
   argv.push_back(nullptr);
@@ -338,13 +351,17 @@ std::unique_ptr<WorkerProcess> WorkerProcess::start_as(const WorkerOptions& opts
 // writes where it was told to.
 bool WorkerProcess::make_private_dir_for(const WorkerOptions& opts, const WorkerIdentity& id,
                                          std::string* worker_path, std::string* so_path,
-                                         std::string* err) {
+                                         std::string* host_script, std::string* err) {
   if (!opts.wrapper.empty()) return true;
   private_dir_ = make_private_dir(private_dir_base(), "fp4arena-worker-", err);
   if (private_dir_.empty()) return false;
   if (!id.use) return true;
   if (!stage_copy(opts.worker_path, private_dir_, 0555, worker_path, err) ||
-      !stage_copy(opts.so_path, private_dir_, 0444, so_path, err)) {
+      // A name of the judge's choosing: a solution named like the worker or its host script
+      // cannot replace them.
+      !stage_copy(opts.so_path, private_dir_, 0444, so_path, err, solution_name(opts.so_path)) ||
+      (!opts.host_script.empty() &&
+       !stage_copy(opts.host_script, private_dir_, 0444, host_script, err))) {
     return false;
   }
   if (chown(private_dir_.c_str(), id.uid, id.gid) != 0) {

@@ -31,6 +31,13 @@ struct WorkerOptions {
   std::string own_user_off;
   /// The worker's seccomp filter: the allowlist instead of the denylist (harness/sandbox.h).
   bool seccomp_allowlist = true;
+  /// A Python worker: the interpreter's argv ({"python3", "-I", "-B"}) and its host script,
+  /// which runs with worker_path (the worker library) as its first argument; the script is
+  /// staged into the private folder as the worker is. Empty: worker_path is the program.
+  std::vector<std::string> interpreter;
+  std::string host_script;
+  /// Arguments after the worker's own (the Python worker's --language).
+  std::vector<std::string> extra_args;
 };
 
 /// How one call ended, seen from the judge.
@@ -96,7 +103,8 @@ class WorkerProcess {
                                                  const WorkerIdentity& id, std::string* err);
   // After the fork: waits for the worker's hello; the worker, or nullptr + *err.
   bool make_private_dir_for(const WorkerOptions& opts, const WorkerIdentity& id,
-                            std::string* worker_path, std::string* so_path, std::string* err);
+                            std::string* worker_path, std::string* so_path,
+                            std::string* host_script, std::string* err);
   static std::unique_ptr<WorkerProcess> await_hello(std::unique_ptr<WorkerProcess> w,
                                                     const WorkerOptions& opts,
                                                     const WorkerIdentity& id, std::string* err);

@@ -11,15 +11,23 @@
 # (N, K/16) uint8 holding E4M3 codes; c (M, N) float16, written in place. alpha, M, N and K
 # are Python numbers.
 #
-# Not yet judged on a GPU: this judge checks Python solutions but does not run them yet.
+#   run:  scripts/run_challenge challenges/nvfp4_matmul \
+#       --solution solutions/nvfp4_matmul/torch_dequant.py --action run
 import torch
 
 # E2M1 code -> value: sign << 3 | exponent << 1 | mantissa.
 _E2M1 = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0]
+_tables = {}  # the table on each device, made once: a copy from the host would wait in solve()
+
+
+def _table(device):
+    if device not in _tables:
+        _tables[device] = torch.tensor(_E2M1, dtype=torch.float32, device=device)
+    return _tables[device]
 
 
 def _decode(codes, scales, rows, k):
-    table = torch.tensor(_E2M1, dtype=torch.float32, device=codes.device)
+    table = _table(codes.device)
     low = table[(codes & 0xF).long()]
     high = table[(codes >> 4).long()]
     values = torch.stack((low, high), dim=-1).reshape(rows, k)

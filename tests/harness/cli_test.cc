@@ -272,6 +272,12 @@ TEST(Cli, PythonSolutionsAreCheckedByPythonsParser) {
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("(pytorch)"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("solve() takes the spec's parameters"), std::string::npos) << r.output;
+  r = check(source_dir() + "/solutions/nvfp4_matmul/triton_dequant.py");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("(triton)"), std::string::npos) << r.output;
+  r = run_cli({source_dir() + "/challenges/w4a16_matmul", "--solution",
+               source_dir() + "/solutions/w4a16_matmul/triton_dequant.py", "--action", "check"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
 
   r = check(dir + "wrong_params.py");
   EXPECT_EQ(r.exit_code, int(ExitCode::kCompileError)) << r.output;
@@ -314,13 +320,19 @@ TEST(Cli, PythonSolutionsAreCheckedByPythonsParser) {
   EXPECT_EQ(r.exit_code, int(ExitCode::kUsage)) << r.output;
   EXPECT_NE(r.output.find("--language cuda does not fit --solution"), std::string::npos);
 
-  // A GPU action is refused with the reason, and python3 that cannot run is named.
-  r = run_cli({challenge_dir(), "--solution",
-               source_dir() + "/solutions/nvfp4_matmul/torch_dequant.py", "--action", "run"});
+  // A GPU action without a GPU ends as a CUDA solution's does; sanitize and profile are not
+  // for Python; python3 that cannot run is named.
+  const std::string torch_solution = source_dir() + "/solutions/nvfp4_matmul/torch_dequant.py";
+  if (!testing_util::no_gpu_reason().empty()) {
+    r = run_cli({challenge_dir(), "--solution", torch_solution, "--action", "run"});
+    EXPECT_EQ(r.exit_code, int(ExitCode::kNoGpu)) << r.output;
+    EXPECT_NE(r.output.find("no CUDA GPU available"), std::string::npos) << r.output;
+  }
+  r = run_cli({challenge_dir(), "--solution", torch_solution, "--action", "profile"});
   EXPECT_EQ(r.exit_code, int(ExitCode::kUsage)) << r.output;
-  EXPECT_NE(r.output.find("does not run them yet"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("not for Python solutions"), std::string::npos) << r.output;
   setenv("FP4ARENA_PYTHON", "/nonexistent/python3", 1);
-  r = check(source_dir() + "/solutions/nvfp4_matmul/torch_dequant.py");
+  r = check(torch_solution);
   unsetenv("FP4ARENA_PYTHON");
   EXPECT_EQ(r.exit_code, int(ExitCode::kInternal)) << r.output;
   EXPECT_NE(r.output.find("/nonexistent/python3 could not be run: a Python solution is read by "

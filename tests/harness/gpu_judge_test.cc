@@ -3,11 +3,15 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
 #include <fstream>
+#include <future>
+#include <thread>
 
 #include "harness/challenge.h"
 #include "harness/judge.h"
+#include "harness/process.h"
 #include "harness/spec.h"
 #include "reference/fp4_codecs.h"
 #include "tests/judge_run.h"
@@ -116,6 +120,41 @@ TEST(GpuJudge, ActionTestRunsTheTestsAndTimesNothing) {
   EXPECT_EQ(rec["action"], "test");
   EXPECT_TRUE(rec["benchmarks"].empty());
   EXPECT_TRUE(rec["passed"].get<bool>());
+}
+
+// Another process keeping the GPU busy (tests/tools/gpu_busy.cu, one-millisecond kernels from
+// a context of its own) time-slices with the judge's windows and inflates the calibration of
+// its switches. The judge does not time with it: the test still runs and passes, the run stops
+// before its benchmark with exit 6 naming the shared GPU, and nothing is left running.
+TEST(GpuJudge, ASharedGpuStopsTheTimingNotTheTests) {
+  FP4ARENA_SKIP_WITHOUT_GPU();
+  const std::string dir = testing_util::unique_temp_dir("busy");
+  ASSERT_FALSE(dir.empty());
+  const std::string ready = dir + "/ready", stop = dir + "/stop";
+  auto busy = std::async(std::launch::async, [&] {
+    std::string out;
+    bool timed_out = false;
+    return run_capture_with_timeout(
+        {testing_util::binary_dir() + "/fp4arena_gpu_busy", ready, stop, "120"}, 180, &out,
+        &timed_out);
+  });
+  for (int i = 0; i < 600 && access(ready.c_str(), F_OK) != 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(access(ready.c_str(), F_OK), 0) << "fp4arena_gpu_busy never started";
+  const auto r =
+      run_cli({challenge_dir(), "--solution", source_dir() + "/solutions/nvfp4_matmul/naive.cu",
+               "--action", "run", "--case", "example", "--case", "rev1", "--samples", "1"});
+  std::string err;
+  ASSERT_TRUE(write_file_atomic(stop, "", &err)) << err;
+  EXPECT_EQ(busy.get(), 0);
+  EXPECT_EQ(r.exit_code, static_cast<int>(ExitCode::kInternal)) << r.output;
+  EXPECT_NE(r.output.find("PASS  example"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("the GPU is not the judge's alone"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("3 calibrations"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("PASS  rev1"), std::string::npos) << r.output;
+  EXPECT_EQ(worker_processes(), 0);
+  remove_tree(dir);
 }
 
 TEST(GpuJudge, TailBugGetsAUsefulReport) {

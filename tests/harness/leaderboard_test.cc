@@ -321,6 +321,33 @@ TEST(MixedBoard, V1AndV2RecordsRankSideBySideAndV1IsNoted) {
   }
 }
 
+// A record's solution.language (the judge writes it since the Python worker): the board names
+// a solution that is not CUDA with its language, in every form.
+TEST(MixedBoard, ASolutionThatIsNotCudaIsNamedWithItsLanguage) {
+  const fs::path results = fresh_dir("language");
+  fs::copy(kRecordsV2, results, fs::copy_options::recursive);
+  json record = json::parse(slurp(results / kQuant));
+  record["solution"]["language"] = "triton";
+  spit(results / kQuant, record.dump(1));
+  LeaderboardReport report;
+  std::string err;
+  ASSERT_TRUE(
+      build_leaderboard({results.string(), (results / "board").string(), kSpecs}, &report, &err))
+      << err;
+  EXPECT_TRUE(report.rejected.empty()) << report.rejected.front();
+  const json board = json::parse(slurp(results / "board" / "leaderboard.json"));
+  const json& quant = board["groups"][0];
+  ASSERT_EQ(quant["entries"].size(), 2u);
+  EXPECT_EQ(quant["entries"][0]["solution"], "quant_vectorized");
+  EXPECT_EQ(quant["entries"][0]["language"], "triton");
+  EXPECT_EQ(quant["entries"][1]["language"], "cuda");
+  const std::string md = slurp(results / "board" / "leaderboard.md");
+  EXPECT_NE(md.find("| 1 | quant\\_vectorized (triton) |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 2 | quant\\_scalar |"), std::string::npos) << md;
+  const std::string html = slurp(results / "board" / "leaderboard.html");
+  EXPECT_NE(html.find("<td>quant_vectorized (triton)</td>"), std::string::npos);
+}
+
 // parse_record() on a fixture record (v1 by default) changed by `edit`.
 std::string reason_for(const std::function<void(json&)>& edit,
                        const std::string& file = kRecords + "/" + kBest) {
@@ -464,6 +491,9 @@ TEST(ParseRecord, OptionalFieldsMayBeAbsentOrNull) {
   EXPECT_EQ(reason_for([](json& r) { r["benchmarks"][0]["flops"] = 231928233984.0; }), "accepted");
   EXPECT_EQ(v2_reason([](json& r) { r["benchmarks"][0]["yardstick"] = nullptr; }), "accepted");
   EXPECT_EQ(v2_reason([](json& r) { r["solution"]["author"] = nullptr; }), "accepted");
+  EXPECT_EQ(v2_reason([](json& r) { r["solution"]["language"] = "pytorch"; }), "accepted");
+  EXPECT_EQ(v2_reason([](json& r) { r["solution"]["language"] = "fortran"; }),
+            "field solution.language \"fortran\" is not one of cuda, triton, pytorch");
   EXPECT_EQ(v2_reason([](json& r) {
               r["solution"].erase("headers");
               r["solution"].erase("nvcc_flags");

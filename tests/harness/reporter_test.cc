@@ -36,6 +36,20 @@ TEST(ConsoleReporter, AFailurePrintsItsWorstElementsTileMapAndReplay) {
   EXPECT_NE(out.find("replay: --case rev1 --seed 9"), std::string::npos) << out;
 }
 
+// A case the judge could not run (a shared GPU, an oracle that failed) says why, and offers no
+// replay: nothing of the solution's went wrong.
+TEST(ConsoleReporter, ACaseNotRunOffersNoReplay) {
+  const Spec spec = flagship_spec();
+  std::ostringstream log;
+  BenchmarkResult b = failed_benchmark();
+  b.verdict = Verdict::kNotRun;
+  b.reason = "the GPU is not the judge's alone";
+  ConsoleReporter(log, spec).benchmark(b, spec.timing, "--case rev1 --seed 9");
+  const std::string out = log.str();
+  EXPECT_NE(out.find("not_run: the GPU is not the judge's alone"), std::string::npos) << out;
+  EXPECT_EQ(out.find("replay:"), std::string::npos) << out;
+}
+
 TEST(ConsoleReporter, APassedBenchmarkShowsItsShareOfTheSpeedOfLightAndItsNotes) {
   const Spec spec = flagship_spec();
   BenchmarkResult b;

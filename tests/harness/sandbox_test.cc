@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -378,6 +379,50 @@ TEST(Sandbox, LandlockScopesSignalsToTheWorker) {
       << "100: not restricted; 1: the judge could be signalled; 2: the worker could not signal "
          "itself ("
       << status << ")";
+}
+
+// The Python worker's sandbox for Triton: programs may start, but only those listed (here
+// /bin/true and the ELF interpreter it needs) run; any other exec is refused by Landlock.
+// Under either filter: the allowlist lets a process be started and a program run where
+// programs may run (fork, vfork, execve), as Triton's compilers need.
+TEST(Sandbox, ProgramsRunOnlyFromTheListedPaths) {
+  if (landlock_abi() == 0) GTEST_SKIP() << "this kernel has no Landlock (or it is disabled)";
+  char real_true[PATH_MAX], real_echo[PATH_MAX], interp[PATH_MAX];
+  if (!realpath("/bin/true", real_true) || !realpath("/bin/echo", real_echo))
+    GTEST_SKIP() << "no /bin/true or /bin/echo";
+  if (!realpath("/lib64/ld-linux-x86-64.so.2", interp) &&
+      !realpath("/lib/ld-linux-aarch64.so.1", interp)) {
+    GTEST_SKIP() << "no ELF interpreter at its usual place";
+  }
+  auto run = [](const char* path) {
+    pid_t p = fork();
+    if (p == 0) {
+      execl(path, path, static_cast<char*>(nullptr));
+      _exit(errno == EACCES ? 77 : 78);
+    }
+    int st = 0;
+    waitpid(p, &st, 0);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 200;
+  };
+  for (SeccompMode mode : {SeccompMode::kDenylist, SeccompMode::kAllowlist}) {
+    pid_t pid = fork();
+    if (pid == 0) {
+      std::string files, seccomp, err;
+      if (!restrict_file_writes("", &files, &err, {real_true, interp})) _exit(100);
+      if (files.find("programs run only from") == std::string::npos) _exit(101);
+      if (!apply_worker_sandbox(&seccomp, &err, mode, true)) _exit(102);
+      if (run(real_true) != 0) _exit(1);
+      if (run(real_echo) != 77) _exit(2);
+      _exit(0);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        << (mode == SeccompMode::kAllowlist ? "allowlist" : "denylist")
+        << ": 1: the listed program did not run; 2: another program was not refused with EACCES; "
+           "10x: the sandbox could not be set up ("
+        << status << ")";
+  }
 }
 
 TEST(Sandbox, RestrictingToAMissingFolderIsAnError) {

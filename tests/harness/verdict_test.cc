@@ -94,6 +94,41 @@ TEST(Verdict, SwitchCostCancelsTheNullKernels) {
   EXPECT_NEAR(switch_ms_from(0.3, 0.3), 0.3, 1e-12);  // kernels of no time
 }
 
+// A calibration on a GPU the judge has alone is used; one that another context's time slices
+// inflated (switches above kMaxSwitchMs) or made erratic (rounds spread beyond
+// kMaxSwitchSpreadMs) is not, and the reason names both figures.
+TEST(Verdict, ACalibrationOnASharedGpuIsNotUsed) {
+  // Eleven rounds that agree: one null kernel 0.300 ms +- 2 us, nine 0.320 ms.
+  std::vector<double> one, nine;
+  for (int i = 0; i < 11; ++i) {
+    one.push_back(0.300 + 0.002 * (i % 3 - 1));
+    nine.push_back(0.320);
+  }
+  WindowCalibration alone;
+  alone.switch_ms = 0.2975;
+  alone.switch_spread_ms = switch_spread_ms(one, nine);
+  EXPECT_LT(alone.switch_spread_ms, 0.005);
+  EXPECT_EQ(calibration_doubt(alone), "");
+
+  // Half the one-kernel windows waited for another context's 2 ms slice.
+  for (size_t i = 0; i < one.size(); i += 2) one[i] += 2.0;
+  WindowCalibration erratic = alone;
+  erratic.switch_spread_ms = switch_spread_ms(one, nine);
+  EXPECT_GT(erratic.switch_spread_ms, 2.0);
+  const std::string why = calibration_doubt(erratic);
+  EXPECT_NE(why.find("not the judge's alone"), std::string::npos) << why;
+  EXPECT_NE(why.find("rounds spread 2."), std::string::npos) << why;
+
+  // Every window waited (an H200 shared by two judges, 2026-11-28): steady but too slow.
+  WindowCalibration slow = alone;
+  slow.switch_ms = 2.587;
+  EXPECT_NE(calibration_doubt(slow).find("calibrated at 2.587 ms"), std::string::npos);
+
+  // Fewer than two rounds have no spread.
+  EXPECT_EQ(switch_spread_ms({0.3}, {0.32}), 0.0);
+  EXPECT_EQ(switch_spread_ms({}, {}), 0.0);
+}
+
 // A window's time per call: the judge's events less the calibrated switches, over the calls;
 // delivery and snapshot count only beyond their expectation.
 TEST(Verdict, WindowCallTimeIsTheJudgesEventsLessTheSwitches) {

@@ -96,7 +96,9 @@ class WorkerCallsTest : public ::testing::Test {
     poisons_.resize(spec_.outputs().size());
   }
   void TearDown() override {
-    if (!dir_.empty()) EXPECT_TRUE(remove_tree(dir_));
+    if (!dir_.empty()) {
+      EXPECT_TRUE(remove_tree(dir_));
+    }
   }
 
   // One window of the example's call through a stand-in doing `on_go`.

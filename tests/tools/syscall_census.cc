@@ -1,6 +1,8 @@
 // fp4arena_syscall_census: runs a command (a judge) under ptrace, following every fork, clone
-// and exec, and counts the system calls of each process whose program is fp4arena_worker:
-// the calls it makes before its seccomp filter is in place and those after, with the ioctl
+// and exec, and counts the system calls of each worker process (fp4arena_worker, or python3
+// running fp4arena_python_worker.py) and of the programs a filtered worker runs (a Triton
+// worker's compilers inherit its filter): the calls made before the seccomp filter is in
+// place and those after, with the ioctl
 // requests, prctl options, socket domains and clone flags it uses. The census is what an
 // allowlist filter for the worker has to let through (issue: the worker's seccomp
 // allowlist); run it on the GPU machine over every bundled solution.
@@ -19,6 +21,7 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <sstream>
@@ -78,6 +81,17 @@ std::string program_of(pid_t pid) {
   return path.substr(path.find_last_of('/') + 1);
 }
 
+// Whether the process `pid` just exec'd a worker: the CUDA worker, or python3 hosting the
+// Python worker's script.
+bool is_worker(pid_t pid) {
+  const std::string program = program_of(pid);
+  if (program == "fp4arena_worker") return true;
+  if (program.rfind("python", 0) != 0) return false;  // not a launcher script (a pyenv shim)
+  std::ifstream f("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
+  std::string cmdline((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  return cmdline.find("fp4arena_python_worker.py") != std::string::npos;
+}
+
 // A syscall stop of `pid`: its entry (counted for workers) or its exit (a filter installed).
 void on_syscall_stop(pid_t pid, Tracee& t, Census& c) {
   user_regs_struct regs{};
@@ -104,11 +118,13 @@ void on_syscall_stop(pid_t pid, Tracee& t, Census& c) {
 void on_event(pid_t pid, int event, std::map<pid_t, Tracee>& tracees, Census& c) {
   Tracee& t = tracees[pid];
   if (event == PTRACE_EVENT_EXEC) {
-    t.worker = program_of(pid) == "fp4arena_worker";
+    // A filter survives exec: what a filtered worker runs stays in the census, filtered.
+    const bool inherited = t.worker && c.filtered.count(pid) > 0;
+    t.worker = inherited || is_worker(pid);
     t.tgid = pid;
     t.in_call = true;  // the exec's own exit stop comes next
-    c.workers += t.worker;
-    c.filtered.erase(pid);
+    c.workers += t.worker && !inherited;
+    if (!inherited) c.filtered.erase(pid);
     return;
   }
   unsigned long child = 0;
