@@ -1,7 +1,6 @@
 #include "harness/reporter.h"
 
 #include <cmath>
-#include <iomanip>
 #include <sstream>
 
 #include "harness/text.h"
@@ -86,9 +85,19 @@ void ConsoleReporter::failure(Verdict v, const std::string& reason,
   if (v != Verdict::kNotRun) log_ << "        replay: " << replay << "\n";
 }
 
+namespace {
+
+// `text` left-aligned in a column `width` wide, and at least one space after it when it is
+// wider (a long case name or shape shifts the line rather than running into the next field).
+std::string column(const std::string& text, size_t width) {
+  return text.size() < width ? text + std::string(width - text.size(), ' ') : text + " ";
+}
+
+}  // namespace
+
 void ConsoleReporter::test(const TestResult& t, const std::string& replay) const {
-  log_ << "  " << (t.passed() ? "PASS" : "FAIL") << "  " << std::left << std::setw(24) << t.name
-       << std::setw(18) << shape_text(spec_, t.dims) << std::right;
+  log_ << "  " << (t.passed() ? "PASS" : "FAIL") << "  " << column(t.name, 24)
+       << column(shape_text(spec_, t.dims), 18);
   if (!t.passed()) {
     log_ << "\n";
     return failure(t.verdict, t.reason, t.outputs, replay);
@@ -109,8 +118,8 @@ void ConsoleReporter::test(const TestResult& t, const std::string& replay) const
 
 void ConsoleReporter::benchmark(const BenchmarkResult& b, const TimingSpec& timing,
                                 const std::string& replay) const {
-  log_ << "  " << (b.passed() ? "PASS" : "FAIL") << "  " << std::left << std::setw(10) << b.name
-       << std::setw(18) << shape_text(spec_, b.dims) << std::right;
+  log_ << "  " << (b.passed() ? "PASS" : "FAIL") << "  " << column(b.name, 10)
+       << column(shape_text(spec_, b.dims), 18);
   if (!b.passed()) {
     log_ << "\n";
     return failure(b.verdict, b.reason, b.outputs, replay);

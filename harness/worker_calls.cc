@@ -44,14 +44,14 @@ bool reply_number(const nlohmann::json& r, const char* key, double* out, std::st
   return true;
 }
 // A Python solution's worker: python3 hosting the worker's protocol (python_worker.py and
-// libfp4arena_pyworker.so, both beside the judge). Its seccomp filter is the denylist until the
-// allowlist has been measured under python3 and torch (docs/python.md).
+// libfp4arena_pyworker.so, both beside the judge). Its seccomp filter is the CUDA worker's
+// (the allowlist by default): the census of a judged PyTorch and Triton run on an H200 made no
+// call outside it (docs/python.md).
 void python_worker(Language language, WorkerOptions* w) {
   w->worker_path = self_exe_dir() + "/libfp4arena_pyworker.so";
   w->interpreter = {python_program(), "-I", "-B"};
   w->host_script = self_exe_dir() + "/fp4arena_python_worker.py";
   w->extra_args = {"--language", language_name(language)};
-  w->seccomp_allowlist = false;
 }
 }  // namespace
 

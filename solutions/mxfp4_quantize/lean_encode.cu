@@ -29,26 +29,14 @@
 
 #include <cstdint>
 
+#include "encode.cuh"  // the ladder's shared device helpers
+
 namespace {
+
+using namespace mxfp4q;
 
 constexpr int kThreads = 256;
 constexpr int kUnroll = 4;
-
-// A streaming 16-byte load that does not linger in L1.
-__device__ __forceinline__ uint4 load_stream(const uint4* p) {
-  uint4 v;
-  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(p));
-  return v;
-}
-
-__device__ __forceinline__ float bf16_low(uint32_t w) {
-  return __uint_as_float(w << 16);
-}
-__device__ __forceinline__ float bf16_high(uint32_t w) {
-  return __uint_as_float(w & 0xFFFF0000u);
-}
 
 // prmt.b32 in its generic form (PTX ISA, "prmt"): byte n of the result is byte (sel >> 4n) & 7
 // of the pair {b, a}, or, where bit 3 of that nibble is set, that byte's sign bit replicated.
@@ -116,15 +104,6 @@ __device__ __forceinline__ uint32_t encode8(const uint4& raw, float mul,
     }
   }
   return out | sign_nibbles(raw);
-}
-
-__device__ __forceinline__ float abs_max8(const uint4& raw) {
-  const __nv_bfloat162 a = __hmax2(__habs2(*reinterpret_cast<const __nv_bfloat162*>(&raw.x)),
-                                   __habs2(*reinterpret_cast<const __nv_bfloat162*>(&raw.y)));
-  const __nv_bfloat162 b = __hmax2(__habs2(*reinterpret_cast<const __nv_bfloat162*>(&raw.z)),
-                                   __habs2(*reinterpret_cast<const __nv_bfloat162*>(&raw.w)));
-  const __nv_bfloat162 m = __hmax2(a, b);
-  return fmaxf(__bfloat162float(m.x), __bfloat162float(m.y));
 }
 
 // Thread t of a warp step handles quarter t % 4 of block (step * 8 + t / 4).

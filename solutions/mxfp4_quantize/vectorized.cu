@@ -11,32 +11,20 @@
 
 #include <cstdint>
 
+#include "encode.cuh"  // the ladder's shared device helpers
+
 namespace {
+
+using namespace mxfp4q;
 
 constexpr int kThreads = 256;
 constexpr int kUnroll = 4;
-
-// A streaming 16-byte load that does not linger in L1.
-__device__ __forceinline__ uint4 load_stream(const uint4* p) {
-  uint4 v;
-  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(p));
-  return v;
-}
 
 // E2M1 magnitude of |v|, round to nearest even, saturating at 6: at each boundary the even
 // code wins (> for odd codes, >= for even ones).
 __device__ __forceinline__ uint32_t e2m1_magnitude(float a) {
   return uint32_t(a > 0.25f) + uint32_t(a >= 0.75f) + uint32_t(a > 1.25f) + uint32_t(a >= 1.75f) +
          uint32_t(a > 2.5f) + uint32_t(a >= 3.5f) + uint32_t(a > 5.0f);
-}
-
-__device__ __forceinline__ float bf16_low(uint32_t w) {
-  return __uint_as_float(w << 16);
-}
-__device__ __forceinline__ float bf16_high(uint32_t w) {
-  return __uint_as_float(w & 0xFFFF0000u);
 }
 
 // The 8 codes of one thread's 8 values, packed low nibble first, given 1/S (exact: S is a

@@ -66,7 +66,11 @@
 
 #include <cstdint>
 
+#include "hopper.cuh"  // the ladder's shared Hopper primitives
+
 namespace {
+
+using namespace nvfp4_hopper;
 
 // ----------------------------------------------------------------------------------------
 // Tile configuration
@@ -102,7 +106,7 @@ static_assert(kSmemBytes <= 227 * 1024, "shared memory per block on sm_90 is 227
 static_assert(kThreads == 256, "launch bounds below assume 256 threads");
 
 // ----------------------------------------------------------------------------------------
-// PTX primitives
+// PTX primitives of this rung alone (the shared ones are in hopper.cuh)
 
 // cp.async with zero fill: PTX ISA "Data Movement: cp.async" (sm_80+). src_bytes 0 writes
 // zeros (used for rows past M or N).
@@ -134,17 +138,6 @@ __device__ __forceinline__ uint32_t lds_u8(uint32_t addr) {
   return v;
 }
 
-// Two e2m1 nibbles of `w` -> FP16x2 holding value * 2^-14 each (exact): nibble J in the
-// low half, nibble J + 4 in the high half. Bits: magnitude (e1 e0 m) to FP16 bits 9..11,
-// sign to bit 15.
-template <int J>
-__device__ __forceinline__ uint32_t e2m1x2_to_f16x2_pow2m14(uint32_t w) {
-  static_assert(J >= 0 && J < 4, "nibble pair index");
-  const uint32_t mag = J < 3 ? (w << (9 - 4 * J)) : (w >> 3);
-  const uint32_t sgn = J < 3 ? (w << (12 - 4 * J)) : w;
-  return (mag & 0x0E000E00u) | (sgn & 0x80008000u);
-}
-
 // e4m3 code (low byte) -> FP16x2 broadcast of scale * 2^7. PTX ISA "cvt" (cvt.rn.f16x2.e4m3x2,
 // sm_89+) is exact: every e4m3 value is an FP16 value; * 128 stays exact (<= 57344).
 __device__ __forceinline__ uint32_t e4m3_to_f16x2_x128(uint32_t code) {
@@ -154,12 +147,6 @@ __device__ __forceinline__ uint32_t e4m3_to_f16x2_x128(uint32_t code) {
   uint32_t out;
   asm("mul.rn.f16x2 %0, %1, %2;\n" : "=r"(out) : "r"(h2), "r"(0x58005800u));  // 128.0
   return out;
-}
-
-__device__ __forceinline__ uint32_t hmul2(uint32_t a, uint32_t b) {
-  uint32_t d;
-  asm("mul.rn.f16x2 %0, %1, %2;\n" : "=r"(d) : "r"(a), "r"(b));
-  return d;
 }
 
 // PTX ISA "Warp Level Matrix Multiply-Accumulate: mma" m16n8k16 .row.col f32.f16.f16.f32.
@@ -331,21 +318,6 @@ __global__ void __launch_bounds__(kThreads, 1)
         }
       }
     }
-}
-
-// ----------------------------------------------------------------------------------------
-// General path: one output per thread, FP32. Each 16-element block's 16 e2m1 products sum
-// exactly (multiples of 1/4, |sum| <= 576), times the exact product of the two scales is
-// exact in FP32; only the running sum over blocks rounds, as in the FP32 oracle.
-__device__ __forceinline__ float e2m1_decode_f32(uint32_t code) {
-  const uint32_t m3 = code & 7;
-  const float v = m3 < 2 ? 0.5f * m3 : 0.5f * static_cast<float>((2 + (m3 & 1)) << ((m3 >> 1) - 1));
-  return (code & 8) ? -v : v;
-}
-__device__ __forceinline__ float e4m3_decode_f32(uint32_t code) {
-  const uint32_t e = (code >> 3) & 15, m = code & 7;
-  const float v = e ? __uint_as_float(((e + 120) << 23) | (m << 20)) : m * 0.001953125f;
-  return (code & 0x80) ? -v : v;
 }
 
 __global__ void nvfp4_matmul_general(const uint8_t* __restrict__ a,

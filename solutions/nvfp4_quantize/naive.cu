@@ -13,7 +13,11 @@
 
 #include <cstdint>
 
+#include "encode.cuh"  // the ladder's shared device helpers
+
 namespace {
+
+using namespace nvfp4q;
 
 __device__ unsigned int g_amax_bits;  // max |x| as float bits: non-negative floats order as ints
 
@@ -59,15 +63,6 @@ __device__ __forceinline__ float e2m1_value(uint32_t code) {
   const float kMagnitude[8] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f};
   const float m = kMagnitude[code & 7];
   return (code & 8) ? -m : m;
-}
-
-// E4M3, round to nearest even, saturating at 448 (cvt.rn.satfinite.e4m3x2.f32).
-__device__ __forceinline__ uint32_t e4m3_rne(float s) {
-  return __nv_cvt_float_to_fp8(s, __NV_SATFINITE, __NV_E4M3);
-}
-
-__device__ __forceinline__ float e4m3_value(uint32_t code) {
-  return __half2float(__half(__nv_cvt_fp8_to_halfraw(__nv_fp8_storage_t(code), __NV_E4M3)));
 }
 
 // One thread per block of 16 elements.

@@ -19,7 +19,11 @@
 
 #include <cstdint>
 
+#include "encode.cuh"  // the ladder's shared device helpers
+
 namespace {
+
+using namespace nvfp4q;
 
 constexpr int kThreads = 256;
 constexpr int kUnroll = 4;
@@ -94,14 +98,6 @@ __device__ __forceinline__ uint32_t e2m1_code(float x, float v) {
 __device__ __forceinline__ float e2m1_magnitude_value(uint32_t mag) {
   // 0, 0.5, 1, 1.5, 2, 3, 4, 6
   return mag < 4 ? 0.5f * float(mag) : float(1u << (mag / 2 - 1)) * (1.0f + 0.5f * float(mag & 1));
-}
-
-__device__ __forceinline__ uint32_t e4m3_rne(float s) {
-  return __nv_cvt_float_to_fp8(s, __NV_SATFINITE, __NV_E4M3);
-}
-
-__device__ __forceinline__ float e4m3_value(uint32_t code) {
-  return __half2float(__half(__nv_cvt_fp8_to_halfraw(__nv_fp8_storage_t(code), __NV_E4M3)));
 }
 
 // Rule 1's candidate with scale code `sc`: this thread's 8 codes, and the block's squared

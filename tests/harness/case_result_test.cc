@@ -115,6 +115,11 @@ BenchmarkResult benchmark_from(const json& j) {
   b.value = j.at("value").get<double>();
   b.pct_of_limit = j.at("pct_of_limit").get<double>();
   b.sm_clock_after_mhz = j.at("sm_clock_after_mhz");
+  if (j.contains("speed_of_light_ms") && !j.at("speed_of_light_ms").is_null()) {
+    b.speed_of_light.ms = j.at("speed_of_light_ms");
+    (j.at("bound_by") == "memory" ? b.speed_of_light.memory_ms : b.speed_of_light.compute_ms) =
+        b.speed_of_light.ms;
+  }
   const json& y = j.at("yardstick");
   b.yardstick = YardstickResult{y.at("name"), y.at("calls_per_sample"), stats_from(y),
                                 y.at("value"), y.at("ratio").get<double>()};

@@ -36,6 +36,32 @@ TEST(ConsoleReporter, AFailurePrintsItsWorstElementsTileMapAndReplay) {
   EXPECT_NE(out.find("replay: --case rev1 --seed 9"), std::string::npos) << out;
 }
 
+// A name or shape wider than its column still leaves a space before the next field.
+TEST(ConsoleReporter, AWideNameOrShapeKeepsItsFieldsApart) {
+  const Spec spec = flagship_spec();
+  TestResult t;
+  t.name = "a_test_name_wider_than_its_column";
+  t.dims = {{"M", 100000}, {"N", 100000}, {"K", 100000}};
+  t.verdict = Verdict::kPassed;
+  OutputReport o;
+  o.name = "c";
+  o.passed = true;
+  o.max_abs_err = 0.5;
+  t.outputs = {o};
+  std::ostringstream log;
+  ConsoleReporter(log, spec).test(t, "");
+  EXPECT_NE(log.str().find("a_test_name_wider_than_its_column 100000x100000x100000 c: max abs "
+                           "err 0.5"),
+            std::string::npos)
+      << log.str();
+  t.name = "short";
+  t.dims = {{"M", 2}, {"N", 2}, {"K", 32}};
+  std::ostringstream aligned;
+  ConsoleReporter(aligned, spec).test(t, "");
+  EXPECT_EQ(aligned.str(),
+            "  PASS  short                   2x2x32            c: max abs err 0.5\n");
+}
+
 // A case the judge could not run (a shared GPU, an oracle that failed) says why, and offers no
 // replay: nothing of the solution's went wrong.
 TEST(ConsoleReporter, ACaseNotRunOffersNoReplay) {

@@ -48,6 +48,17 @@ TEST(CommittedResults, RecordsMatchTheirSources) {
         << err;
     EXPECT_EQ(sha256_hex(source), r["solution"]["sha256"].get<std::string>())
         << "the solution changed since it was judged: judge it again";
+    // A header of the ladder's own (solutions/...) is part of what was judged: the record
+    // names it by the judging machine's absolute path, so it is found here by that suffix.
+    for (const nlohmann::json& h : r["solution"].value("headers", nlohmann::json::array())) {
+      const std::string path = h["path"];
+      const size_t at = path.rfind("/solutions/");
+      if (at == std::string::npos) continue;
+      std::string header;
+      ASSERT_TRUE(read_file(testing_util::source_dir() + path.substr(at), &header, &err)) << err;
+      EXPECT_EQ(sha256_hex(header), h["sha256"].get<std::string>())
+          << path.substr(at + 1) << " changed since the solution was judged: judge it again";
+    }
   }
 }
 
