@@ -383,8 +383,11 @@ nlohmann::json Session::record_json(const std::vector<TestResult>& tests,
   for (const TestResult& t : tests) tests_j.push_back(to_json(t));
   for (const BenchmarkResult& b : benches) benches_j.push_back(to_json(b));
   nlohmann::json headers = nlohmann::json::array();
+  std::error_code ec;
+  const std::string cwd = std::filesystem::current_path(ec).string();
   for (const HeaderHash& h : compiled_.headers) {
-    headers.push_back({{"path", h.path}, {"sha256", h.sha256}});
+    headers.push_back(
+        {{"path", recorded_header_path(h.path, ec ? "" : cwd)}, {"sha256", h.sha256}});
   }
   nlohmann::json record = {
       {"schema", kRecordSchema},

@@ -1084,6 +1084,13 @@ bool parse_record(const std::string& text, SubmitRecord* out, std::string* reaso
   }
 }
 
+std::string recorded_header_path(const std::string& resolved, const std::string& cwd) {
+  if (cwd.empty()) return resolved;
+  const fs::path rel = fs::path(resolved).lexically_relative(cwd);
+  if (rel.empty() || rel.is_absolute() || *rel.begin() == "..") return resolved;
+  return rel.string();
+}
+
 std::string record_path(const std::string& results_dir, const std::string& challenge,
                         const std::string& device_name, const std::string& solution_path,
                         const std::string& sha256) {

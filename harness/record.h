@@ -125,6 +125,12 @@ std::string record_path(const std::string& results_dir, const std::string& chall
                         const std::string& device_name, const std::string& solution_path,
                         const std::string& sha256);
 
+/// A header's path as a record names it: relative to `cwd` (the judge's working folder, where
+/// the solution's own path is relative to) when the header lies below it, so that a committed
+/// record names the repository's file and not the judging machine's folders; `resolved` (an
+/// absolute path) otherwise.
+std::string recorded_header_path(const std::string& resolved, const std::string& cwd);
+
 /// Reads the file at `path` (refused when over kMaxRecordBytes or unreadable, with the reason)
 /// and parses it as parse_record() does. Sets `out->file` to `path`.
 bool load_record(const std::string& path, SubmitRecord* out, std::string* reason);

@@ -824,6 +824,18 @@ TEST(RecordPath, NamesTheFileAsTheCommittedRecordsAre) {
             file);
 }
 
+// A record names a header below the judge's working folder by its path from there, as it names
+// the solution; one elsewhere keeps its absolute path.
+TEST(RecordPath, AHeaderBelowTheWorkingFolderIsNamedFromIt) {
+  EXPECT_EQ(recorded_header_path("/work/repo/solutions/nvfp4_matmul/hopper.cuh", "/work/repo"),
+            "solutions/nvfp4_matmul/hopper.cuh");
+  EXPECT_EQ(recorded_header_path("/work/repo/solutions/x.cuh", "/work/repo/"), "solutions/x.cuh");
+  EXPECT_EQ(recorded_header_path("/opt/cutlass/include/cute/tensor.hpp", "/work/repo"),
+            "/opt/cutlass/include/cute/tensor.hpp");
+  EXPECT_EQ(recorded_header_path("/work/repository/a.cuh", "/work/repo"), "/work/repository/a.cuh");
+  EXPECT_EQ(recorded_header_path("/work/repo/a.cuh", ""), "/work/repo/a.cuh");
+}
+
 TEST(CheckAgainstSpec, TheMetricMustBeTheSpecs) {
   auto check = [](const std::function<void(json&)>& edit, const std::string& file = kW4a16) {
     json j = json::parse(slurp(kRecordsV2 + "/" + file));

@@ -49,15 +49,19 @@ TEST(CommittedResults, RecordsMatchTheirSources) {
     EXPECT_EQ(sha256_hex(source), r["solution"]["sha256"].get<std::string>())
         << "the solution changed since it was judged: judge it again";
     // A header of the ladder's own (solutions/...) is part of what was judged: the record
-    // names it by the judging machine's absolute path, so it is found here by that suffix.
+    // names it from the judge's working folder, or (records made before that) by the judging
+    // machine's absolute path, so it is found here by its path from solutions/.
     for (const nlohmann::json& h : r["solution"].value("headers", nlohmann::json::array())) {
       const std::string path = h["path"];
       const size_t at = path.rfind("/solutions/");
-      if (at == std::string::npos) continue;
+      const std::string rel = path.rfind("solutions/", 0) == 0 ? path
+                              : at != std::string::npos        ? path.substr(at + 1)
+                                                               : "";
+      if (rel.empty()) continue;
       std::string header;
-      ASSERT_TRUE(read_file(testing_util::source_dir() + path.substr(at), &header, &err)) << err;
+      ASSERT_TRUE(read_file(testing_util::source_dir() + "/" + rel, &header, &err)) << err;
       EXPECT_EQ(sha256_hex(header), h["sha256"].get<std::string>())
-          << path.substr(at + 1) << " changed since the solution was judged: judge it again";
+          << rel << " changed since the solution was judged: judge it again";
     }
   }
 }
