@@ -49,8 +49,9 @@ TEST(CommittedResults, RecordsMatchTheirSources) {
     EXPECT_EQ(sha256_hex(source), r["solution"]["sha256"].get<std::string>())
         << "the solution changed since it was judged: judge it again";
     // A header of the ladder's own (solutions/...) is part of what was judged: the record
-    // names it from the judge's working folder, or (records made before that) by the judging
-    // machine's absolute path, so it is found here by its path from solutions/.
+    // names it from the judge's working folder (a judge older than recorded_header_path()
+    // wrote the judging machine's absolute path), so it is found here by its path from
+    // solutions/.
     for (const nlohmann::json& h : r["solution"].value("headers", nlohmann::json::array())) {
       const std::string path = h["path"];
       const size_t at = path.rfind("/solutions/");
