@@ -47,6 +47,20 @@ inline std::vector<std::string> shipped_solutions(const std::string& challenge) 
   return out;
 }
 
+/// The committed record of `rung` in results/<challenge>/<device>/ (the first whose name starts
+/// with "<rung>-"; its hash changes with every re-record), or "" when there is none.
+inline std::string committed_record_file(const std::string& challenge, const std::string& device,
+                                         const std::string& rung) {
+  std::error_code ec;
+  const std::filesystem::path dir =
+      std::filesystem::path(source_dir()) / "results" / challenge / device;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(rung + "-", 0) == 0 && e.path().extension() == ".json") return e.path().string();
+  }
+  return "";
+}
+
 struct CliResult {
   int exit_code = -1;
   std::string output;  // stdout and stderr together

@@ -3,7 +3,6 @@
 #include "harness/case_result.h"
 
 #include <cmath>
-#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -12,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/harness/case_fixtures.h"
+#include "tests/test_util.h"
 
 #include "harness/record.h"
 
@@ -20,19 +20,18 @@ namespace {
 
 using testing_util::failed_benchmark;
 
-namespace fs = std::filesystem;
 using nlohmann::json;
 
 // A committed record of the flagship's best rung (a v2 record of the current timing method).
 json committed_record() {
-  const fs::path dir = fs::path(FP4ARENA_SOURCE_DIR) / "results/nvfp4_matmul/nvidia-h200";
-  for (const auto& e : fs::directory_iterator(dir)) {
-    if (e.path().filename().string().rfind("wgmma_thin_tile-", 0) != 0) continue;
-    std::ifstream in(e.path());
-    return json::parse(in);
+  const std::string file =
+      testing_util::committed_record_file("nvfp4_matmul", "nvidia-h200", "wgmma_thin_tile");
+  if (file.empty()) {
+    ADD_FAILURE() << "no wgmma_thin_tile record in results/nvfp4_matmul/nvidia-h200";
+    return json::object();
   }
-  ADD_FAILURE() << "no wgmma_thin_tile record in " << dir;
-  return json::object();
+  std::ifstream in(file);
+  return json::parse(in);
 }
 
 CompareKind compare_kind(const std::string& name) {

@@ -17,6 +17,7 @@
 
 #include "harness/spec.h"
 #include "harness/verdict.h"
+#include "tests/test_util.h"
 
 namespace fp4arena {
 namespace {
@@ -794,17 +795,13 @@ TEST(ParseRecord, AnHonestFailureIsValid) {
             "accepted");
 }
 
-// The committed record of `rung` in results/<challenge>/<device>/ (the first whose name starts
-// with "<rung>-"), or "" with a failure when there is none.
+// testing_util::committed_record_file, with a failure when there is none.
 std::string committed_record_file(const std::string& challenge, const std::string& device,
                                   const std::string& rung) {
-  const fs::path dir = fs::path(FP4ARENA_SOURCE_DIR) / "results" / challenge / device;
-  for (const auto& e : fs::directory_iterator(dir)) {
-    const std::string name = e.path().filename().string();
-    if (name.rfind(rung + "-", 0) == 0 && e.path().extension() == ".json") return e.path().string();
-  }
-  ADD_FAILURE() << "no " << rung << " record in " << dir;
-  return "";
+  const std::string file = testing_util::committed_record_file(challenge, device, rung);
+  if (file.empty())
+    ADD_FAILURE() << "no " << rung << " record in results/" << challenge << "/" << device;
+  return file;
 }
 
 // Where a submit record is kept: the committed records' own names.
