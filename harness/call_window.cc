@@ -123,8 +123,8 @@ bool CallWindow::init(const PreCall* pre, std::string* err) {
       (e = time_copy(big, &big_ms)) != cudaSuccess) {
     return fail("timing the copy kernel", e);
   }
-  copy_fixed_ms_ = small_ms;
-  copy_ms_per_byte_ = std::max(0.0, big_ms - small_ms) / double(big);
+  delivery_model_ = snapshot_model_ =
+      CopyModel{small_ms, std::max(0.0, big_ms - small_ms) / double(big), 0};
   return true;
 }
 
@@ -138,10 +138,6 @@ cudaError_t CallWindow::copy(const Scratch& table, const std::vector<CopySegment
   if (e != cudaSuccess) return e;
   return copy_segments(reinterpret_cast<const CopySegment*>(table.ptr), int(segments.size()),
                        stream_);
-}
-
-double CallWindow::copy_model_ms(size_t bytes) const {
-  return copy_fixed_ms_ + double(bytes) * copy_ms_per_byte_;
 }
 
 bool CallWindow::map_sync(const std::string& handle, std::string* err) {
@@ -235,15 +231,15 @@ WindowClock CallWindow::clock() const {
 }
 
 double CallWindow::delivery_model_ms() const {
-  size_t bytes = 0;
-  for (const CopySegment& g : delivery_) bytes += g.bytes;
-  return delivery_.empty() ? 0.0 : copy_model_ms(bytes);
+  double copied = 0, filled = 0;
+  for (const CopySegment& g : delivery_) (g.src ? copied : filled) += double(g.bytes);
+  return delivery_.empty() ? 0.0 : delivery_model_.predict(copied, filled);
 }
 
 double CallWindow::snapshot_model_ms() const {
-  size_t bytes = 0;
-  for (const CopySegment& g : snapshot_) bytes += g.bytes;
-  return snapshot_.empty() ? 0.0 : copy_model_ms(bytes);
+  double bytes = 0;
+  for (const CopySegment& g : snapshot_) bytes += double(g.bytes);
+  return snapshot_.empty() ? 0.0 : snapshot_model_.predict(bytes, 0);
 }
 
 bool CallWindow::map(const std::vector<std::string>& handles,
@@ -360,6 +356,7 @@ cudaError_t CallWindow::stage(const std::vector<std::vector<const uint8_t*>>& in
   }
   delivery_.clear();
   snapshot_.clear();
+  std::vector<CopySegment> refills;
   size_t at_in = 0, at_out = 0;
   for (int s = 0; s < sets_; ++s) {
     size_t k = 0;
@@ -369,6 +366,8 @@ cudaError_t CallWindow::stage(const std::vector<std::vector<const uint8_t*>>& in
       if (b.output) {
         snapshot_.push_back({worker, snap_.ptr + at_out, b.total()});
         at_out += up(b.total());
+        if (refill_outputs_ && b.payload > 0)
+          refills.push_back({nullptr, worker + b.canary, b.payload, b.poison});
         continue;
       }
       if (k >= inputs[s].size()) return cudaErrorInvalidValue;
@@ -379,6 +378,7 @@ cudaError_t CallWindow::stage(const std::vector<std::vector<const uint8_t*>>& in
       at_in += up(b.payload);
     }
   }
+  delivery_.insert(delivery_.end(), refills.begin(), refills.end());
   return cudaStreamSynchronize(stream_);
 }
 

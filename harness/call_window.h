@@ -6,7 +6,8 @@
 //   before the window  canaries and output poison written into every set, and every set's
 //                      inputs staged in judge-only device memory;
 //   the window         (all enqueued on the judge's stream before the worker is told to go)
-//                      warm-up traffic; E0; every set's inputs delivered (one copy kernel);
+//                      warm-up traffic; E0; every set's inputs delivered (one copy kernel;
+//                      under WindowMethod::kV2 it also writes every output's poison again);
 //                      the clean L2 flush (harness/pre_call.h); E1; the go word (the
 //                      window's sequence number) into the worker's sync buffer; a wait for
 //                      the worker's done word; E2; every set's outputs copied to judge-only
@@ -63,9 +64,19 @@ class CallWindow {
   ~CallWindow();
 
   /// On the current device: a stream, events, and the cost model of the window's copy kernel
-  /// measured on judge-only memory (before any worker runs). `pre` (not owned) warms and
-  /// flushes.
+  /// measured on judge-only memory (before any worker runs; WindowMethod::kV1). `pre` (not
+  /// owned) warms and flushes.
   bool init(const PreCall* pre, std::string* err);
+
+  /// WindowMethod::kV2 (verdict.h): from now on stage() adds every output's poison to the
+  /// delivery, so that outputs are poisoned again inside every window.
+  void refill_outputs() { refill_outputs_ = true; }
+  /// WindowMethod::kV2: the delivery's and the snapshot's models measured in the worker's own
+  /// windows replace init's.
+  void use_models(const CopyModel& delivery, const CopyModel& snapshot) {
+    delivery_model_ = delivery;
+    snapshot_model_ = snapshot;
+  }
 
   /// Maps the worker's buffers of one window: `handles` holds `sets` groups of
   /// buffers.size() handles (hex_of_bytes of a cudaIpcMemHandle_t), set by set. A handle
@@ -80,7 +91,8 @@ class CallWindow {
   cudaError_t fill(const uint8_t* canary);
 
   /// Before the window: every set's input payloads (inputs[set][k], one pointer per input
-  /// buffer in buffer order) into judge-only device memory, and the copy tables.
+  /// buffer in buffer order) into judge-only device memory, and the copy tables (after
+  /// refill_outputs(), every output's payload refilled with its poison after the inputs).
   cudaError_t stage(const std::vector<std::vector<const uint8_t*>>& inputs);
 
   /// Maps the worker's sync buffer (harness/stream_memops.h), named in every prepare reply;
@@ -99,7 +111,7 @@ class CallWindow {
   cudaError_t wait(std::chrono::steady_clock::time_point deadline) const;
   /// After wait(): the window's parts on the GPU timeline.
   WindowClock clock() const;
-  /// What the window's delivery and snapshot cost by the copy model measured at init.
+  /// What the window's delivery and snapshot cost by their copy models.
   double delivery_model_ms() const;
   double snapshot_model_ms() const;
 
@@ -128,7 +140,6 @@ class CallWindow {
   void close_except(const std::vector<std::string>& keep);
   // One copy kernel over `table` (copy_segments), on the window's stream.
   cudaError_t copy(const Scratch& table, const std::vector<CopySegment>& segments);
-  double copy_model_ms(size_t bytes) const;
 
   const PreCall* pre_ = nullptr;
   cudaStream_t stream_ = nullptr;
@@ -144,7 +155,8 @@ class CallWindow {
   std::string sync_handle_;
   cudaEvent_t e0_ = nullptr, e1_ = nullptr, e2_ = nullptr, e3_ = nullptr;
   cudaStream_t release_stream_ = nullptr;
-  double copy_fixed_ms_ = 0, copy_ms_per_byte_ = 0;
+  CopyModel delivery_model_, snapshot_model_;
+  bool refill_outputs_ = false;
   uint8_t* image_ = nullptr;  // pinned host memory
   size_t image_size_ = 0, image_stride_ = 0;
 };

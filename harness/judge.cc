@@ -414,7 +414,7 @@ nlohmann::json Session::record_json(const std::vector<TestResult>& tests,
       {"device", device_to_json(device_, nvcc_version_)},
       {"buffers", buffer_mode_name(opts_.buffers)},
       {"sandbox", calls_.sandbox()},
-      {"timing_method", kTimingMethod},
+      {"timing_method", window_method_name(opts_.window_method)},
       {"timing",
        "each sample is one window of back-to-back calls, each on fresh inputs not in the L2 "
        "(a clean flush before the window), timed by the judge's own events in its own context: "
@@ -549,6 +549,12 @@ bool Session::check_output_paths(JudgeOutcome* outcome) {
   }
   if (opts_.action == Action::kSweep && !check_sweep_dir(sweep_dir(), &err))
     return fail(outcome, usage("--out: " + err));
+  if ((opts_.action == Action::kSubmit || opts_.action == Action::kSweep) &&
+      opts_.window_method != WindowMethod::kV1) {
+    return fail(outcome,
+                usage(std::string("window method ") + window_method_name(opts_.window_method) +
+                      ": records and sweeps are made with " + kTimingMethod + " only"));
+  }
   return true;
 }
 

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/compile.h"
+#include "harness/verdict.h"
 
 namespace fp4arena {
 
@@ -76,6 +77,9 @@ struct JudgeOptions {
   int max_samples = 0;  ///< run, sweep: > 0 caps the timed samples per benchmark (not submit)
   BufferMode buffers = BufferMode::kRing;
   bool seccomp_allowlist = true;  ///< the worker's filter: the allowlist (else the denylist)
+  /// How windows model their copies and poison their outputs (verdict.h). Library callers
+  /// only (tests/bench compare the two); submit and sweep refuse kV2.
+  WindowMethod window_method = WindowMethod::kV1;
 };
 
 struct JudgeOutcome {

@@ -18,13 +18,32 @@ __global__ void discard_kernel(uint8_t* p, size_t n) {
   }
 }
 
-// Each block copies a strided share of every segment: 16-byte words where source and
-// destination are both 16-byte aligned, bytes otherwise.
+// Thread `me` of `threads` writes its strided share of `g`'s fill byte: 16-byte words where
+// the destination is 16-byte aligned, bytes otherwise.
+__device__ void fill_segment(const CopySegment& g, size_t me, size_t threads) {
+  size_t done = 0;
+  if ((reinterpret_cast<uintptr_t>(g.dst) & 15) == 0) {
+    const unsigned b = 0x01010101u * g.fill;
+    const uint4 word = make_uint4(b, b, b, b);
+    const size_t words = g.bytes / 16;
+    uint4* dst = reinterpret_cast<uint4*>(g.dst);
+    for (size_t i = me; i < words; i += threads) dst[i] = word;
+    done = words * 16;
+  }
+  for (size_t i = done + me; i < g.bytes; i += threads) g.dst[i] = g.fill;
+}
+
+// Each block copies (or fills) a strided share of every segment: 16-byte words where source
+// and destination are both 16-byte aligned, bytes otherwise.
 __global__ void copy_segments_kernel(const CopySegment* segs, int n) {
   const size_t threads = size_t(gridDim.x) * blockDim.x;
   const size_t me = blockIdx.x * size_t(blockDim.x) + threadIdx.x;
   for (int s = 0; s < n; ++s) {
     const CopySegment g = segs[s];
+    if (!g.src) {
+      fill_segment(g, me, threads);
+      continue;
+    }
     const bool wide =
         ((reinterpret_cast<uintptr_t>(g.src) | reinterpret_cast<uintptr_t>(g.dst)) & 15) == 0;
     size_t done = 0;

@@ -57,14 +57,17 @@ bool time_back_to_back(const PreCall& pre, int calls, int salt, const IndexedLau
                        double* per_call_ms, std::string* err);
 
 /// One piece of a judge's copy: `bytes` from `src` to `dst`, both device memory of the
-/// current device (the judge's own, or a worker's buffer mapped into the judge).
+/// current device (the judge's own, or a worker's buffer mapped into the judge); where `src`
+/// is null, `bytes` bytes of `fill` written at `dst` (an output's poison, written again inside
+/// a window).
 struct CopySegment {
   const uint8_t* src;
   uint8_t* dst;
   size_t bytes;
+  uint8_t fill = 0;
 };
 
-/// Copies every segment of the device array `segments` (n of them) in one kernel on
+/// Copies (or fills) every segment of the device array `segments` (n of them) in one kernel on
 /// `stream`: the judge's delivery of a window's inputs and its snapshot of the outputs. A
 /// kernel rather than copy-engine copies: its time is the GPU's, shared with the worker's
 /// context by time slicing, so work of the worker's beside it lengthens it on the judge's

@@ -123,6 +123,44 @@ std::string calibration_doubt(const WindowCalibration& cal) {
          "GPU with --device";
 }
 
+const char* window_method_name(WindowMethod m) {
+  return m == WindowMethod::kV1 ? kTimingMethod : "judge-window-v2";
+}
+
+bool delivery_model_from(const ModelWindow& one, const ModelWindow& many,
+                         const ModelWindow& inputs_only, double empty_ms, CopyModel* out,
+                         std::string* err) {
+  if (many.sets < 2 || one.sets != 1 || inputs_only.sets != many.sets || one.copied <= 0 ||
+      one.filled <= 0 || many.copied != one.copied || many.filled != one.filled ||
+      inputs_only.copied != one.copied || inputs_only.filled != 0) {
+    *err = "the delivery's model windows cannot tell its costs apart";
+    return false;
+  }
+  const double n = many.sets;
+  // many - inputs_only: n sets' fills alone; many - one: n - 1 sets' copies and fills.
+  const double fill =
+      std::max(0.0, (many.delivery_ms - inputs_only.delivery_ms) / (n * one.filled));
+  const double per_set = (many.delivery_ms - one.delivery_ms) / (n - 1);
+  const double copy = std::max(0.0, (per_set - one.filled * fill) / one.copied);
+  out->ms_per_byte = copy;
+  out->ms_per_fill_byte = fill;
+  out->fixed_ms = std::max(0.0, one.delivery_ms - empty_ms - one.copied * copy - one.filled * fill);
+  return true;
+}
+
+bool snapshot_model_from(const ModelWindow& one, const ModelWindow& many, double empty_ms,
+                         CopyModel* out, std::string* err) {
+  if (many.sets < 2 || one.sets != 1 || one.snapshot <= 0 || many.snapshot != one.snapshot) {
+    *err = "the snapshot's model windows cannot tell its costs apart";
+    return false;
+  }
+  const double per_byte =
+      std::max(0.0, (many.snapshot_ms - one.snapshot_ms) / ((many.sets - 1) * one.snapshot));
+  *out =
+      CopyModel{std::max(0.0, one.snapshot_ms - empty_ms - one.snapshot * per_byte), per_byte, 0};
+  return true;
+}
+
 double window_call_ms(const WindowClock& w, const WindowCalibration& cal, double delivery_model_ms,
                       double snapshot_model_ms, int calls) {
   auto excess = [](double part, double empty_part, double model_ms) {

@@ -84,6 +84,55 @@ Decision decide_verdict(const CallFacts& f);
 /// timed by the judge's own events (harness/call_window.h, window_call_ms below).
 constexpr const char* kTimingMethod = "judge-window-v1";
 
+/// How a window's copies are modelled and its outputs poisoned. kV1 (the judge's method,
+/// kTimingMethod): one copy model, the copy kernel over 4 KiB and one 256 MiB segment of the
+/// judge's own memory (CallWindow::init); outputs poisoned before the window. kV2: copy models
+/// measured in windows of the worker's own buffers before the solution is loaded
+/// (delivery_model_from, snapshot_model_from), no window delivering more than the largest of
+/// them did, and every output poisoned again inside the window as part of the delivery, so
+/// that nothing the worker writes into an output before the window survives into it. kV2 is
+/// for library callers (tests/bench) until it has been measured against kV1 on the GPUs:
+/// records are never made with it.
+enum class WindowMethod { kV1, kV2 };
+/// "judge-window-v1" (kTimingMethod) or "judge-window-v2".
+const char* window_method_name(WindowMethod m);
+
+/// What a copy kernel of the judge's takes (ms) for `copied` bytes copied and `filled`
+/// bytes filled, beyond the empty window's part it is measured against.
+struct CopyModel {
+  double fixed_ms = 0;
+  double ms_per_byte = 0;       ///< per byte copied
+  double ms_per_fill_byte = 0;  ///< per byte filled (an output's poison)
+  double predict(double copied, double filled) const {
+    return fixed_ms + copied * ms_per_byte + filled * ms_per_fill_byte;
+  }
+};
+
+/// One kind of model window (WindowMethod::kV2): `sets` sets of `copied` input bytes and
+/// `filled` output bytes each (`snapshot` bytes of each set copied out after the calls), and
+/// the medians of its delivery and snapshot parts (WindowClock's pre_ms and post_ms), in ms.
+struct ModelWindow {
+  int sets = 0;
+  double copied = 0, filled = 0, snapshot = 0;
+  double delivery_ms = 0, snapshot_ms = 0;
+};
+
+/// The delivery's model from three model windows' delivery parts, less `empty_ms` (the
+/// calibrated empty window's): `one` of one set, `many` of more sets of the same buffers, and
+/// `inputs_only` of as many sets of the inputs alone. The per-byte costs come from their
+/// differences (copied and filled bytes apart); the fixed cost is what is left of `one`.
+/// Negative parts (noise) are taken as zero. False + *err when the windows cannot tell the
+/// costs apart (fewer than two sets in `many`, no copied or filled bytes, or `inputs_only`
+/// not the sets of `many`).
+bool delivery_model_from(const ModelWindow& one, const ModelWindow& many,
+                         const ModelWindow& inputs_only, double empty_ms, CopyModel* out,
+                         std::string* err);
+
+/// The snapshot's model from the snapshot parts of `one` and `many` (as above), less
+/// `empty_ms`. False + *err when `many` has fewer than two sets or no snapshot bytes.
+bool snapshot_model_from(const ModelWindow& one, const ModelWindow& many, double empty_ms,
+                         CopyModel* out, std::string* err);
+
 /// One call window on the GPU timeline (harness/call_window.h), in ms, between the judge's
 /// own events E0..E3 in its own context.
 struct WindowClock {

@@ -113,6 +113,11 @@ bool WorkerCalls::start(std::string* err, bool* load_failed, CallFacts* load_fac
   if (tool_.wrapper.empty() && !window_ && !make_window(err)) return false;
   const double timeout = tool_.timeout_scale * spec_.call_timeout_seconds;
   if (!start_calibrated_worker(w, timeout, err)) return false;
+  if (window_ && opts_.window_method == WindowMethod::kV2 && max_delivery_bytes_ == 0 &&
+      !measure_copy_models(timeout, err)) {
+    worker_.reset();
+    return false;
+  }
   sandbox_ = worker_->sandbox();
   CallReply loaded = worker_->call({{"op", "load"}}, timeout);
   if (loaded.outcome == CallOutcome::kOk) return true;
@@ -205,6 +210,75 @@ bool WorkerCalls::measure_calibration(double timeout, std::string* err) {
   calib_.memops_ms = summarize(memops).median_ms;
   calib_.pre_ms = m.pre_ms;
   calib_.post_ms = m.post_ms;
+  return true;
+}
+
+bool WorkerCalls::measure_copy_models(double timeout, std::string* err) {
+  // Each set takes its input and output in the worker and again in the judge (staged,
+  // snapshot): four buffers' bytes within the window's budget.
+  const size_t bytes =
+      std::min(kModelBufferBytes, window_budget_bytes_ / (4 * kModelSets)) / kAlign * kAlign;
+  if (bytes < (size_t(1) << 20)) {
+    *err = "too little free device memory to measure the judge's copy models (" +
+           std::to_string(window_budget_bytes_ >> 20) + " MiB for a window)";
+    return false;
+  }
+  window_->refill_outputs();
+  ModelWindow one, many, inputs_only;
+  if (!time_model_window(1, bytes, bytes, timeout, &one, err) ||
+      !time_model_window(kModelSets, bytes, bytes, timeout, &many, err) ||
+      !time_model_window(kModelSets, bytes, 0, timeout, &inputs_only, err)) {
+    return false;
+  }
+  CopyModel delivery, snapshot;
+  if (!delivery_model_from(one, many, inputs_only, calib_.pre_ms, &delivery, err) ||
+      !snapshot_model_from(one, many, calib_.post_ms, &snapshot, err)) {
+    return false;
+  }
+  window_->use_models(delivery, snapshot);
+  max_delivery_bytes_ = size_t(kModelSets) * 2 * bytes;
+  return true;
+}
+
+bool WorkerCalls::time_model_window(int sets, size_t in, size_t out, double timeout, ModelWindow* w,
+                                    std::string* err) {
+  WindowPlan p;
+  p.canary.assign(kCanaryBytes, 0xC3);
+  static const std::vector<uint8_t> junk(kModelBufferBytes, 0x5A);
+  nlohmann::json buffers = nlohmann::json::array();
+  auto add = [&](size_t bytes, bool output) {
+    p.offsets.push_back(0);  // read_back() is not used: a model window checks nothing
+    p.buffers.push_back(WindowBuffer{bytes, kCanaryBytes, output, 0xA5});
+    buffers.push_back({{"offset", 0}, {"size", bytes}, {"canary", kCanaryBytes}});
+  };
+  add(in, false);
+  if (out > 0) add(out, true);
+  p.inputs.assign(size_t(sets), {junk.data()});
+  nlohmann::json set_args = nlohmann::json::array();
+  for (int s = 0; s < sets; ++s) set_args.push_back(nlohmann::json::array());
+  CallReply r = worker_->call(prepare_request(buffers, set_args, sets), timeout);
+  RawWindow raw;
+  if (r.outcome == CallOutcome::kOk && !load_window(r, p, sets, &raw)) {
+    r = {CallOutcome::kWorkerError, raw.facts.end_detail, {}};
+  }
+  std::vector<double> pre, post;
+  for (int i = 0; i < kModelRounds && r.outcome == CallOutcome::kOk; ++i) {
+    WindowClock clock;
+    bool late = false;
+    r = run_window({{"op", "calibrate"}, {"kernels", 1}}, timeout, &clock, &late);
+    pre.push_back(clock.pre_ms);
+    post.push_back(clock.post_ms);
+  }
+  if (r.outcome != CallOutcome::kOk) {
+    *err = "worker failed while the judge measured its copy models: " + r.detail;
+    return false;
+  }
+  *w = ModelWindow{sets,
+                   double(in),
+                   double(out),
+                   out ? double(out + 2 * kCanaryBytes) : 0.0,
+                   summarize(pre).median_ms,
+                   summarize(post).median_ms};
   return true;
 }
 
@@ -327,7 +401,15 @@ int WorkerCalls::calls_for(double per_call_ms, const Layout& layout, double targ
   // The worker's set, the judge's staged inputs and its snapshot of the outputs.
   const double per_set = 2.0 * double(std::max<size_t>(layout.total, 1));
   const double by_memory = std::floor(double(window_budget_bytes_) / per_set);
-  return int(std::max(1.0, std::min({want, by_memory, double(kMaxWindowCalls)})));
+  // kV2: no window delivers more than the largest model window did (inputs copied, outputs
+  // filled), so that its model is never extrapolated.
+  double by_delivery = kMaxWindowCalls;
+  if (max_delivery_bytes_ > 0) {
+    size_t delivered = 0;
+    for (const Slot& sl : layout.slots) delivered += sl.payload;
+    by_delivery = std::floor(double(max_delivery_bytes_) / double(std::max<size_t>(delivered, 1)));
+  }
+  return int(std::max(1.0, std::min({want, by_memory, by_delivery, double(kMaxWindowCalls)})));
 }
 
 WindowPlan WorkerCalls::plan_window(const Layout& layout, const std::vector<ProblemData>& ins,

@@ -36,6 +36,11 @@ constexpr size_t kCanaryBytes = 4096;
 constexpr size_t kAlign = 4096;
 // Rounds of calibration windows (no kernel, one null kernel, nine) per worker start.
 constexpr int kCalibrationWindows = 11;
+// WindowMethod::kV2's model windows (verdict.h): the most sets, each buffer's most bytes,
+// and the windows of each kind whose medians make a model.
+constexpr int kModelSets = 16;
+constexpr size_t kModelBufferBytes = size_t(64) << 20;
+constexpr int kModelRounds = 5;
 // While its window runs, the judge looks this long at a time for a message from the worker
 // (only a late "queued" is allowed; a failure's reply or a closed channel ends the window).
 constexpr double kWindowPollSeconds = 0.001;
@@ -182,6 +187,15 @@ class WorkerCalls {
   // One calibration: kCalibrationWindows rounds of windows into calib_. False + *err when
   // the worker failed.
   bool measure_calibration(double timeout, std::string* err);
+  // WindowMethod::kV2: the copy models from windows of the worker's own buffers (junk inputs,
+  // a null kernel for the calls) on a calibrated worker, before the solution is loaded
+  // (verdict.h, delivery_model_from); a window's delivery is capped at the largest model
+  // window's from then on. False + *err when the worker failed or a model cannot be made.
+  bool measure_copy_models(double timeout, std::string* err);
+  // kModelRounds windows of `sets` sets of an input of `in` bytes and an output of `out`
+  // bytes (no output when 0): their medians into *w. False + *err when the worker failed.
+  bool time_model_window(int sets, size_t in, size_t out, double timeout, ModelWindow* w,
+                         std::string* err);
   // The window's buffers, canary, inputs and prepare request (under a tool: the one call's
   // buffers written into shared memory).
   WindowPlan plan_window(const Layout& layout, const std::vector<ProblemData>& ins,
@@ -236,6 +250,7 @@ class WorkerCalls {
   WindowCalibration calib_;
   std::string shared_gpu_;          // calibration_doubt() of the last try, with the tries' count
   size_t window_budget_bytes_ = 0;  // device memory a window's sets may take, all copies counted
+  size_t max_delivery_bytes_ = 0;   // kV2: the most bytes a window delivers (0: no cap)
   uint32_t window_seq_ = 0;         // the last window's sequence number (its go/done words)
   std::string sandbox_;
   std::string failure_;

@@ -84,13 +84,14 @@ struct JudgedFigure {
 };
 
 /// Runs the judge on `solution` (--action run --case `case_name`, the worker next to this
-/// program; windows of `window_ms` of calls); false + *err (the judge's summary included)
-/// unless the case passed.
+/// program; windows of `window_ms` of calls, `method`'s copy models, verdict.h); false + *err
+/// (the judge's summary included) unless the case passed.
 inline bool judged_figure(const std::string& challenge_dir, const std::string& solution,
                           const std::string& case_name, JudgedFigure* out, std::string* err,
-                          double window_ms = 1.0) {
+                          double window_ms = 1.0, WindowMethod method = WindowMethod::kV1) {
   JudgeOptions o;
   o.window_target_ms = window_ms;
+  o.window_method = method;
   o.challenge_dir = challenge_dir;
   o.solution_path = solution;
   o.action = Action::kRun;

@@ -5,9 +5,12 @@
 // (the same number of back-to-back calls on the very inputs the judge's samples timed, their
 // seeds replayed in turn, after the same warm-up and clean L2 flush, between two CUDA
 // events), their difference, and the judge's target: within max(1 us, 2%). --samples sets
-// how many in-process samples cycle through the judge's.
+// how many in-process samples cycle through the judge's; --window-method v2 judges with the
+// copy models measured in the worker's own windows (harness/verdict.h, WindowMethod), to
+// compare with the judge's v1.
 //
-// Usage: fp4arena_timing_check [--samples N] CHALLENGE_DIR SOLUTION CASE [CASE ...]
+// Usage: fp4arena_timing_check [--samples N] [--window-method v1|v2] CHALLENGE_DIR SOLUTION
+//                              CASE [CASE ...]
 //   e.g. fp4arena_timing_check challenges/nvfp4_matmul solutions/nvfp4_matmul/naive.cu rev1
 #include <cuda_runtime.h>
 
@@ -24,6 +27,7 @@ int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   constexpr const char* kProgram = "fp4arena_timing_check";
   int samples = 21;
+  fp4arena::WindowMethod method = fp4arena::WindowMethod::kV1;
   std::vector<std::string> args;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -33,12 +37,22 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "%s: --samples: expected 1 to 1000, got '%s'\n", kProgram, argv[i]);
         return 2;
       }
+    } else if (a == "--window-method" && i + 1 < argc) {
+      const std::string m = argv[++i];
+      if (m != "v1" && m != "v2") {
+        std::fprintf(stderr, "%s: --window-method: expected v1 or v2, got '%s'\n", kProgram,
+                     m.c_str());
+        return 2;
+      }
+      method = m == "v1" ? fp4arena::WindowMethod::kV1 : fp4arena::WindowMethod::kV2;
     } else {
       args.push_back(a);
     }
   }
   if (args.size() < 3) {
-    std::fprintf(stderr, "usage: %s [--samples N] CHALLENGE_DIR SOLUTION CASE [CASE ...]\n",
+    std::fprintf(stderr,
+                 "usage: %s [--samples N] [--window-method v1|v2] CHALLENGE_DIR SOLUTION CASE "
+                 "[CASE ...]\n",
                  kProgram);
     return 2;
   }
@@ -48,13 +62,14 @@ int main(int argc, char** argv) {
   fp4arena::PreCall pre;
   fp4arena::bench::init_pre_call_or_exit(kProgram, &pre);
   std::string err;
-  std::printf("%s; %s on %s\n", prop.name, args[1].c_str(), args[0].c_str());
+  std::printf("%s; %s on %s; judged with %s\n", prop.name, args[1].c_str(), args[0].c_str(),
+              fp4arena::window_method_name(method));
   std::printf("%-22s %5s %12s %12s %10s %10s %8s %12s\n", "case", "calls", "judged us",
               "in-proc us", "diff us", "allowed", "within", "worker us");
   for (size_t k = 2; k < args.size(); ++k) {
     fp4arena::bench::JudgedFigure j;
     double mine_us = 0;
-    if (!fp4arena::bench::judged_figure(args[0], args[1], args[k], &j, &err) ||
+    if (!fp4arena::bench::judged_figure(args[0], args[1], args[k], &j, &err, 1.0, method) ||
         !fp4arena::bench::in_process_figure(pre, args[0], args[1], args[k], j.calls_per_sample,
                                             samples, &mine_us, &err, j.sample_seeds)) {
       std::fprintf(stderr, "%s: %s: %s\n", kProgram, args[k].c_str(), err.c_str());

@@ -1,6 +1,8 @@
 // The judge on the test-only stream_read challenge (tests/challenges/stream_read): the
-// streaming-read solution passes its tests, and a solution that marks its inputs persisting in
-// L2 (tests/solutions/adversarial/stream_read/persisting_l2.cu) scores as the honest one does.
+// streaming-read solution passes its tests, a solution that marks its inputs persisting in
+// L2 (tests/solutions/adversarial/stream_read/persisting_l2.cu) scores as the honest one does,
+// and under WindowMethod::kV2 (verdict.h) an output zeroed before the window does not survive
+// into it and an honest read is charged nothing of the judge's copies.
 #include <gtest/gtest.h>
 
 #include <iostream>
@@ -17,8 +19,10 @@ using testing_util::source_dir;
 
 // The judge's record of `solution` (a path under tests/solutions) on stream_read.
 JudgeOutcome judge_stream_read(const std::string& solution, Action action,
-                               const std::vector<std::string>& cases, std::string* log) {
+                               const std::vector<std::string>& cases, std::string* log,
+                               WindowMethod method = WindowMethod::kV1) {
   JudgeOptions o;
+  o.window_method = method;
   o.challenge_dir = source_dir() + "/tests/challenges/stream_read";
   o.solution_path = source_dir() + "/tests/solutions/" + solution;
   o.action = action;
@@ -67,6 +71,57 @@ TEST(GpuStreamRead, PersistingL2WindowGainsNothing) {
   std::cerr << "mb1: honest " << h << " us, persisting window " << c << " us\n";
   ASSERT_GT(h, 0);
   EXPECT_GT(c, 0.95 * h) << "honest " << h << " us, persisting window " << c << " us";
+}
+
+// The verdict of test `name` in `rec`, or "" when it has none.
+std::string test_verdict(const nlohmann::json& rec, const std::string& name) {
+  if (!rec.contains("tests")) return "";
+  for (const auto& t : rec["tests"]) {
+    if (t.value("name", "") == name) return t.value("verdict", "");
+  }
+  return "";
+}
+
+// tests/solutions/adversarial/stream_read/prezeroed_sum.cu zeroes its output on a stream of
+// its own while the worker queues its calls, after the judge's poison and before the window,
+// and accumulates into it. Under kV1 that zero survives (the fixture is right, and saves the
+// memset: a known limit); under kV2 the window poisons every output again, so it is wrong.
+TEST(GpuStreamRead, AnOutputZeroedBeforeTheWindowIsWrongUnderV2) {
+  FP4ARENA_SKIP_WITHOUT_GPU();
+  const std::string cheat = "adversarial/stream_read/prezeroed_sum.cu";
+  std::string log;
+  JudgeOutcome v1 = judge_stream_read(cheat, Action::kTest, {}, &log);
+  EXPECT_EQ(v1.code, ExitCode::kPassed) << log;
+  JudgeOutcome v2 = judge_stream_read(cheat, Action::kTest, {}, &log, WindowMethod::kV2);
+  EXPECT_EQ(v2.code, ExitCode::kFailed) << log;
+  for (const char* name : {"one_word", "odd_words"}) {
+    EXPECT_EQ(test_verdict(v2.record, name), "wrong_answer") << name << "\n" << log;
+  }
+}
+
+// Under kV2 the copy models come from the worker's own windows, so the delivery and the
+// snapshot of an honest solution's windows stay within their models' slack: nothing of the
+// judge's is charged to its calls (on an H200, kV1's model charged 4-5 us a call at 138 MiB).
+TEST(GpuStreamRead, UnderV2AnHonestReadIsChargedNothingOfTheJudges) {
+  FP4ARENA_SKIP_WITHOUT_GPU();
+  std::string log;
+  JudgeOutcome r = judge_stream_read("stream_read/read.cu", Action::kRun, {"mb14", "mb138"}, &log,
+                                     WindowMethod::kV2);
+  ASSERT_EQ(r.code, ExitCode::kPassed) << log;
+  EXPECT_EQ(r.record.value("timing_method", ""), "judge-window-v2");
+  ASSERT_TRUE(r.record.contains("benchmarks")) << log;
+  for (const auto& b : r.record["benchmarks"]) {
+    const auto& w = b["judge_window_median_ms"];
+    const auto& cal = b["judge_calibration_ms"];
+    for (const char* part : {"delivery", "snapshot"}) {
+      const double model = b.value(std::string("judge_") + part + "_model_ms", 0.0);
+      const double allowed = cal.value(part, 0.0) + kModelSlack * model + kModelSlackMs;
+      std::cerr << b.value("name", "") << " " << part << ": " << w.value(part, 0.0)
+                << " ms, allowed " << allowed << " ms (model " << model << " ms, "
+                << b.value("calls_per_sample", 0) << " calls)\n";
+      EXPECT_LE(w.value(part, 0.0), allowed) << b.value("name", "") << " " << part;
+    }
+  }
 }
 
 }  // namespace

@@ -153,6 +153,66 @@ TEST(Verdict, WindowCallTimeIsTheJudgesEventsLessTheSwitches) {
   EXPECT_NEAR(window_call_ms(w, cal, 0.100, 0.010, 0), 0.160 + 0.080, 1e-12);  // calls < 1: one
 }
 
+// WindowMethod::kV2's delivery model: three model windows made from known costs give those
+// costs back, copied and filled bytes told apart.
+TEST(Verdict, ADeliveryModelTellsCopiedFromFilledBytes) {
+  const double empty = 0.050, fixed = 0.004, copy = 2.5e-10, fill = 1.5e-10, mib = 1 << 20;
+  auto part = [&](int sets, double copied, double filled) {
+    return empty + fixed + sets * (copied * copy + filled * fill);
+  };
+  const ModelWindow one{1, 64 * mib, 64 * mib, 0, part(1, 64 * mib, 64 * mib), 0};
+  const ModelWindow many{16, 64 * mib, 64 * mib, 0, part(16, 64 * mib, 64 * mib), 0};
+  const ModelWindow inputs{16, 64 * mib, 0, 0, part(16, 64 * mib, 0), 0};
+  CopyModel m;
+  std::string err;
+  ASSERT_TRUE(delivery_model_from(one, many, inputs, empty, &m, &err)) << err;
+  EXPECT_NEAR(m.fixed_ms, fixed, 1e-12);
+  EXPECT_NEAR(m.ms_per_byte, copy, 1e-20);
+  EXPECT_NEAR(m.ms_per_fill_byte, fill, 1e-20);
+  EXPECT_NEAR(m.predict(3 * mib, 5 * mib), fixed + 3 * mib * copy + 5 * mib * fill, 1e-12);
+
+  // Noise that would make a cost negative makes it zero.
+  ModelWindow quick = inputs;
+  quick.delivery_ms = many.delivery_ms + 0.001;  // fills cost "less than nothing"
+  ASSERT_TRUE(delivery_model_from(one, many, quick, empty, &m, &err)) << err;
+  EXPECT_EQ(m.ms_per_fill_byte, 0.0);
+  EXPECT_GE(m.fixed_ms, 0.0);
+
+  // Windows that cannot tell the costs apart are refused, saying so.
+  ModelWindow few = many;
+  few.sets = 1;
+  EXPECT_FALSE(delivery_model_from(one, few, inputs, empty, &m, &err));
+  EXPECT_EQ(err, "the delivery's model windows cannot tell its costs apart");
+  ModelWindow other = inputs;
+  other.sets = 8;
+  EXPECT_FALSE(delivery_model_from(one, many, other, empty, &m, &err));
+  ModelWindow filled_inputs = inputs;
+  filled_inputs.filled = 64 * mib;
+  EXPECT_FALSE(delivery_model_from(one, many, filled_inputs, empty, &m, &err));
+}
+
+// The snapshot's model: the line through one set's and many sets' snapshot parts.
+TEST(Verdict, ASnapshotModelIsTheLineThroughTwoWindows) {
+  const double empty = 0.004, fixed = 0.003, per_byte = 3e-10, bytes = 64 << 20;
+  const ModelWindow one{1, bytes, bytes, bytes, 0, empty + fixed + bytes * per_byte};
+  const ModelWindow many{16, bytes, bytes, bytes, 0, empty + fixed + 16 * bytes * per_byte};
+  CopyModel m;
+  std::string err;
+  ASSERT_TRUE(snapshot_model_from(one, many, empty, &m, &err)) << err;
+  EXPECT_NEAR(m.fixed_ms, fixed, 1e-12);
+  EXPECT_NEAR(m.ms_per_byte, per_byte, 1e-20);
+  EXPECT_EQ(m.ms_per_fill_byte, 0.0);
+  ModelWindow none = many;
+  none.snapshot = 0;
+  EXPECT_FALSE(snapshot_model_from(one, none, empty, &m, &err));
+  EXPECT_EQ(err, "the snapshot's model windows cannot tell its costs apart");
+}
+
+TEST(Verdict, TheWindowMethodsHaveTheirNames) {
+  EXPECT_STREQ(window_method_name(WindowMethod::kV1), kTimingMethod);
+  EXPECT_STREQ(window_method_name(WindowMethod::kV2), "judge-window-v2");
+}
+
 TEST(Verdict, AWindowFasterThanTheSwitchesIsAMismatch) {
   WindowCalibration cal;
   cal.switch_ms = 0.280;

@@ -1,0 +1,42 @@
+// Cheat: zero the output before the judge's window, off its clock. The kernel XORs the first
+// 32-bit lane of every word into `sum` with atomics, so `sum` must start at zero; solve()
+// zeroes it on a stream of its own, which runs at once, while the worker is still queueing its
+// calls behind the judge's go word (after the judge poisoned the outputs, before the window
+// opens), and makes the call wait for that. A solution that accumulates into its output
+// (split-K with atomics, say) would save the output's memset this way. Under the judge's
+// WindowMethod::kV2 every output is poisoned again inside the window, so the answer is wrong;
+// under kV1 it passes (docs/judging.md, known limits; tests/harness/gpu_stream_read_test.cc,
+// GpuStreamRead.AnOutputZeroedBeforeTheWindowIsWrongUnderV2).
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace {
+
+__global__ void xor_lanes(const uint4* x, long long words, unsigned* sum) {
+  unsigned acc = 0;
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < words;
+       i += (long long)gridDim.x * blockDim.x) {
+    acc ^= x[i].x;
+  }
+  for (int o = 16; o > 0; o >>= 1) acc ^= __shfl_xor_sync(0xffffffffu, acc, o);
+  if (threadIdx.x % 32 == 0) atomicXor(sum, acc);
+}
+
+}  // namespace
+
+extern "C" void solve(const uint8_t* x, int* sum, int W) {
+  static cudaStream_t side = nullptr;
+  static cudaEvent_t zeroed = nullptr;
+  if (!side) {
+    cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking);
+    cudaEventCreateWithFlags(&zeroed, cudaEventDisableTiming);
+  }
+  cudaMemsetAsync(sum, 0, sizeof(int), side);
+  cudaEventRecord(zeroed, side);
+  cudaStreamWaitEvent(cudaStreamLegacy, zeroed, 0);
+  int blocks = (W + 255) / 256;
+  if (blocks > 1024) blocks = 1024;
+  xor_lanes<<<blocks, 256>>>(reinterpret_cast<const uint4*>(x), W,
+                             reinterpret_cast<unsigned*>(sum));
+}
