@@ -396,20 +396,25 @@ CallReply WorkerCalls::run_window(nlohmann::json request, double timeout, Window
   return r;
 }
 
-int WorkerCalls::calls_for(double per_call_ms, const Layout& layout, double target_ms) const {
+int window_calls(double per_call_ms, double target_ms, size_t set_bytes, size_t budget_bytes,
+                 size_t delivered_bytes, size_t max_delivery_bytes) {
   const double want = std::ceil(target_ms / std::max(per_call_ms, 1e-3));
-  // The worker's set, the judge's staged inputs and its snapshot of the outputs.
-  const double per_set = 2.0 * double(std::max<size_t>(layout.total, 1));
-  const double by_memory = std::floor(double(window_budget_bytes_) / per_set);
-  // kV2: no window delivers more than the largest model window did (inputs copied, outputs
-  // filled), so that its model is never extrapolated.
-  double by_delivery = kMaxWindowCalls;
-  if (max_delivery_bytes_ > 0) {
-    size_t delivered = 0;
-    for (const Slot& sl : layout.slots) delivered += sl.payload;
-    by_delivery = std::floor(double(max_delivery_bytes_) / double(std::max<size_t>(delivered, 1)));
-  }
+  const double per_set = 2.0 * double(std::max<size_t>(set_bytes, 1));
+  const double by_memory = std::floor(double(budget_bytes) / per_set);
+  // kV2: no window delivers more than the largest model window did, so that its model is
+  // never extrapolated.
+  const double by_delivery =
+      max_delivery_bytes == 0
+          ? double(kMaxWindowCalls)
+          : std::floor(double(max_delivery_bytes) / double(std::max<size_t>(delivered_bytes, 1)));
   return int(std::max(1.0, std::min({want, by_memory, by_delivery, double(kMaxWindowCalls)})));
+}
+
+int WorkerCalls::calls_for(double per_call_ms, const Layout& layout, double target_ms) const {
+  size_t delivered = 0;
+  for (const Slot& sl : layout.slots) delivered += sl.payload;
+  return window_calls(per_call_ms, target_ms, layout.total, window_budget_bytes_, delivered,
+                      max_delivery_bytes_);
 }
 
 WindowPlan WorkerCalls::plan_window(const Layout& layout, const std::vector<ProblemData>& ins,

@@ -86,6 +86,14 @@ inline Layout layout_for(const Spec& spec, const std::map<std::string, int64_t>&
   return l;
 }
 
+// How many calls a window makes (WorkerCalls::calls_for): enough for `target_ms` of calls of
+// `per_call_ms` each, within `budget_bytes` of device memory (each set's `set_bytes` taken
+// twice: the worker's buffers and the judge's staged inputs and snapshot), within
+// `max_delivery_bytes` of delivery where it is not 0 (`delivered_bytes` a set: inputs copied,
+// outputs filled; WindowMethod::kV2) and within kMaxWindowCalls; at least one.
+int window_calls(double per_call_ms, double target_ms, size_t set_bytes, size_t budget_bytes,
+                 size_t delivered_bytes, size_t max_delivery_bytes);
+
 // One window's calls as the judge received them, before the answers are checked.
 struct RawWindow {
   CallFacts facts;      // how the window ended, the worker's word, the first integrity failure

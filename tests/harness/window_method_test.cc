@@ -1,0 +1,65 @@
+// The judge's second window method (harness/verdict.h, WindowMethod::kV2) where it needs no
+// GPU: a window's calls stay within the largest model window's delivery, and no record or
+// sweep is made with it. Its models are tested in verdict_test.cc; its GPU side in
+// gpu_stream_read_test.cc.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "harness/judge.h"
+#include "harness/worker_calls.h"
+#include "tests/test_util.h"
+
+namespace fp4arena {
+namespace {
+
+using judging::window_calls;
+constexpr size_t kMiB = size_t(1) << 20;
+
+TEST(WindowCalls, EnoughForTheTargetWithinMemoryAndTheCallCap) {
+  // 1 ms of 20 us calls: 50, within 24 GiB of memory and 512 calls.
+  EXPECT_EQ(window_calls(0.020, 1.0, 14 * kMiB, 24 * 1024 * kMiB, 14 * kMiB, 0), 50);
+  // Memory: 1 GiB holds 4 sets of 128 MiB taken twice.
+  EXPECT_EQ(window_calls(0.020, 1.0, 128 * kMiB, 1024 * kMiB, 128 * kMiB, 0), 4);
+  // Very short calls stop at kMaxWindowCalls; a call longer than the target is one.
+  EXPECT_EQ(window_calls(1e-4, 1.0, 4096, 24 * 1024 * kMiB, 4096, 0), kMaxWindowCalls);
+  EXPECT_EQ(window_calls(5.0, 1.0, 4096, 24 * 1024 * kMiB, 4096, 0), 1);
+  // Even when not one set fits the budget, a window makes one call.
+  EXPECT_EQ(window_calls(0.020, 1.0, 1024 * kMiB, 64 * kMiB, 1024 * kMiB, 0), 1);
+}
+
+// Under kV2 no window delivers more than the largest model window did (2 GiB): a 138 MiB
+// read of 40 us a call makes 14 calls, not the 25 its target and memory allow.
+TEST(WindowCalls, UnderV2NoWindowDeliversMoreThanTheModelsDid) {
+  const size_t cap = 2048 * kMiB;
+  EXPECT_EQ(window_calls(0.040, 1.0, 138 * kMiB, 24 * 1024 * kMiB, 138 * kMiB, 0), 25);
+  EXPECT_EQ(window_calls(0.040, 1.0, 138 * kMiB, 24 * 1024 * kMiB, 138 * kMiB, cap), 14);
+  // Outputs count: they are filled inside the window.
+  EXPECT_EQ(window_calls(0.040, 1.0, 200 * kMiB, 24 * 1024 * kMiB, 2 * 138 * kMiB, cap), 7);
+  // A set larger than the cap still makes one call.
+  EXPECT_EQ(window_calls(0.040, 1.0, 4096 * kMiB, 48 * 1024 * kMiB, 4096 * kMiB, cap), 1);
+}
+
+// Records and sweeps are made with the judge's method only: kV2 is a usage error before
+// anything is compiled.
+TEST(WindowMethod, SubmitAndSweepRefuseV2) {
+  for (Action a : {Action::kSubmit, Action::kSweep}) {
+    JudgeOptions o;
+    o.challenge_dir = testing_util::challenge_dir();
+    o.solution_path = testing_util::source_dir() + "/solutions/nvfp4_matmul/naive.cu";
+    o.action = a;
+    o.progress = false;
+    o.sweep_dir = testing_util::binary_dir() + "/window-method-sweep";
+    o.window_method = WindowMethod::kV2;
+    std::ostringstream log;
+    JudgeOutcome r = judge(o, log);
+    EXPECT_EQ(r.code, ExitCode::kUsage) << action_name(a) << "\n" << log.str();
+    EXPECT_NE(log.str().find("window method judge-window-v2: records and sweeps are made with "
+                             "judge-window-v1 only"),
+              std::string::npos)
+        << log.str();
+  }
+}
+
+}  // namespace
+}  // namespace fp4arena
