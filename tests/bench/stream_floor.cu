@@ -15,9 +15,11 @@
 //              128 blocks or one per SM;
 //   cold       the best kernel's single call after the clean flush (no call before it).
 //
-// Usage: fp4arena_stream_floor [MIB ...] [--no-window-study]
+// Usage: fp4arena_stream_floor [MIB ...] [--no-window-study] [--window-method v1|v2]
 //   MIB: 1, 14 or 138 (default all three, for the rows and the window study); exit 2 on
-//   anything else. Needs sm_90 and the fp4arena_worker next to it.
+//   anything else. --window-method v2 judges with the copy models measured in the worker's
+//   own windows (harness/verdict.h, WindowMethod), to compare with the judge's v1. Needs
+//   sm_90 and the fp4arena_worker next to it.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -108,7 +110,7 @@ struct Variant {
 // us with windows of 1 and 4 ms of calls (at most 512), each beside the in-process figure over
 // the same number of calls on the judge's own inputs.
 bool window_study(const fp4arena::PreCall& pre, const std::string& dir, const std::string& solution,
-                  const std::vector<std::string>& names) {
+                  const std::vector<std::string>& names, fp4arena::WindowMethod method) {
   std::printf("\nwindow study: judged and in-process us per call, by window length\n");
   std::printf("%10s | %6s %9s %9s %8s | %6s %9s %9s %8s\n", "MiB", "calls", "judged", "in-proc",
               "excess", "calls", "judged", "in-proc", "excess");
@@ -118,7 +120,7 @@ bool window_study(const fp4arena::PreCall& pre, const std::string& dir, const st
       fp4arena::bench::JudgedFigure j;
       double us = 0;
       std::string err;
-      if (!fp4arena::bench::judged_figure(dir, solution, name, &j, &err, window_ms) ||
+      if (!fp4arena::bench::judged_figure(dir, solution, name, &j, &err, window_ms, method) ||
           !fp4arena::bench::in_process_figure(pre, dir, solution, name, j.calls_per_sample, 21, &us,
                                               &err, j.sample_seeds)) {
         std::fprintf(stderr, "%s: %s\n", kProgram, err.c_str());
@@ -132,19 +134,25 @@ bool window_study(const fp4arena::PreCall& pre, const std::string& dir, const st
   return true;
 }
 
-// The case names (mb1, mb14, mb138) the arguments ask for, and whether to run the window
-// study; false on an argument it does not know.
-bool parse_args(int argc, char** argv, std::vector<std::string>* names, bool* study) {
+// The case names (mb1, mb14, mb138) the arguments ask for, whether to run the window study
+// and the window method; false on an argument it does not know.
+bool parse_args(int argc, char** argv, std::vector<std::string>* names, bool* study,
+                fp4arena::WindowMethod* method) {
   *study = true;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
+    const std::string next = i + 1 < argc ? argv[i + 1] : "";
     if (a == "--no-window-study") {
       *study = false;
     } else if (a == "1" || a == "14" || a == "138") {
       names->push_back("mb" + a);
+    } else if (a == "--window-method" && (next == "v1" || next == "v2")) {
+      *method = next == "v1" ? fp4arena::WindowMethod::kV1 : fp4arena::WindowMethod::kV2;
+      ++i;
     } else {
       std::fprintf(stderr,
-                   "%s: unknown argument '%s'\nusage: %s [1|14|138 ...] [--no-window-study]\n",
+                   "%s: unknown argument '%s'\nusage: %s [1|14|138 ...] [--no-window-study] "
+                   "[--window-method v1|v2]\n",
                    kProgram, a.c_str(), kProgram);
       return false;
     }
@@ -158,7 +166,8 @@ int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   std::vector<std::string> names;
   bool study = true;
-  if (!parse_args(argc, argv, &names, &study)) return 2;
+  fp4arena::WindowMethod method = fp4arena::WindowMethod::kV1;
+  if (!parse_args(argc, argv, &names, &study, &method)) return 2;
   int sms = 0;
   cudaDeviceProp prop;
   fp4arena::bench::require_sm90(kProgram, "cp.async.bulk", &sms, &prop);
@@ -173,8 +182,8 @@ int main(int argc, char** argv) {
   const std::string src = FP4ARENA_SOURCE_DIR;
   const std::string dir = src + "/tests/challenges/stream_read";
   const std::string solution = src + "/tests/solutions/stream_read/read.cu";
-  std::printf("%s, %d SMs; medians of 21 samples (judged: the judge's own samples)\n", prop.name,
-              sms);
+  std::printf("%s, %d SMs; medians of 21 samples (judged: the judge's own samples, %s)\n",
+              prop.name, sms, fp4arena::window_method_name(method));
   std::printf("%10s %5s | %9s %7s | %9s %7s | %9s %7s %-11s | %9s %7s | %8s\n", "MiB", "calls",
               "judged us", "GB/s", "in-proc", "GB/s", "best", "GB/s", "(kernel)", "cold us", "GB/s",
               "judged %");
@@ -183,7 +192,7 @@ int main(int argc, char** argv) {
     const size_t bytes = mib << 20;
     fp4arena::bench::JudgedFigure j;
     double inproc_us = 0;
-    if (!fp4arena::bench::judged_figure(dir, solution, name, &j, &err) ||
+    if (!fp4arena::bench::judged_figure(dir, solution, name, &j, &err, 1.0, method) ||
         !fp4arena::bench::in_process_figure(pre, dir, solution, name, j.calls_per_sample, 21,
                                             &inproc_us, &err)) {
       std::fprintf(stderr, "%s: %s\n", kProgram, err.c_str());
@@ -230,5 +239,5 @@ int main(int argc, char** argv) {
         calls, judged_us, gbps(judged_us), inproc_us, gbps(inproc_us), best_us, gbps(best_us),
         best_name.c_str(), cold_us, gbps(cold_us), 100.0 * gbps(judged_us) / gbps(best_us));
   }
-  return !study || window_study(pre, dir, solution, names) ? 0 : 2;
+  return !study || window_study(pre, dir, solution, names, method) ? 0 : 2;
 }
