@@ -338,14 +338,47 @@ cudaError_t CallWindow::fill(const uint8_t* canary) {
   return cudaStreamSynchronize(stream_);
 }
 
+namespace {
+size_t up256(size_t n) {
+  return (n + 255) / 256 * 256;
+}
+}  // namespace
+
+CopyPlan plan_copies(const std::vector<WindowBuffer>& buffers, int sets,
+                     const std::vector<uint8_t*>& worker, uint8_t* staged, uint8_t* snap,
+                     bool refill) {
+  CopyPlan p;
+  std::vector<CopySegment> refills;
+  size_t at_in = 0, at_out = 0;
+  for (int s = 0; s < sets; ++s) {
+    for (size_t i = 0; i < buffers.size(); ++i) {
+      const WindowBuffer& b = buffers[i];
+      uint8_t* w = worker[size_t(s) * buffers.size() + i];
+      if (b.output) {
+        p.snapshot.push_back({w, snap + at_out, b.total()});
+        at_out += up256(b.total());
+        if (refill && b.payload > 0)
+          refills.push_back({nullptr, w + b.canary, b.payload, b.poison});
+        continue;
+      }
+      p.staged_at.push_back(staged + at_in);
+      if (b.payload > 0) p.delivery.push_back({staged + at_in, w + b.canary, b.payload});
+      at_in += up256(b.payload);
+    }
+  }
+  p.delivery.insert(p.delivery.end(), refills.begin(), refills.end());
+  return p;
+}
+
 cudaError_t CallWindow::stage(const std::vector<std::vector<const uint8_t*>>& inputs) {
   if (int(inputs.size()) != sets_) return cudaErrorInvalidValue;
   // Judge-only memory for every set's inputs and outputs, and the two copy tables, reserved
   // here so that nothing is allocated inside the window. Each piece starts 256-aligned.
-  auto up = [](size_t n) { return (n + 255) / 256 * 256; };
-  size_t in_bytes = 0, out_bytes = 0;
-  for (const WindowBuffer& b : buffers_)
-    (b.output ? out_bytes : in_bytes) += up(b.output ? b.total() : b.payload);
+  size_t in_bytes = 0, out_bytes = 0, in_count = 0;
+  for (const WindowBuffer& b : buffers_) {
+    (b.output ? out_bytes : in_bytes) += up256(b.output ? b.total() : b.payload);
+    in_count += !b.output;
+  }
   cudaError_t e;
   const size_t n = buffers_.size() * size_t(sets_);
   if ((e = staged_.reserve(std::max<size_t>(in_bytes * sets_, 1))) != cudaSuccess ||
@@ -354,31 +387,23 @@ cudaError_t CallWindow::stage(const std::vector<std::vector<const uint8_t*>>& in
       (e = snapshot_table_.reserve(std::max<size_t>(n, 1) * sizeof(CopySegment))) != cudaSuccess) {
     return e;
   }
-  delivery_.clear();
-  snapshot_.clear();
-  std::vector<CopySegment> refills;
-  size_t at_in = 0, at_out = 0;
+  for (const auto& set : inputs) {
+    if (set.size() != in_count) return cudaErrorInvalidValue;
+  }
+  CopyPlan plan =
+      plan_copies(buffers_, sets_, worker_ptrs_, staged_.ptr, snap_.ptr, refill_outputs_);
+  delivery_ = std::move(plan.delivery);
+  snapshot_ = std::move(plan.snapshot);
+  size_t j = 0;
   for (int s = 0; s < sets_; ++s) {
     size_t k = 0;
-    for (size_t i = 0; i < buffers_.size(); ++i) {
-      const WindowBuffer& b = buffers_[i];
-      uint8_t* worker = worker_ptrs_[size_t(s) * buffers_.size() + i];
-      if (b.output) {
-        snapshot_.push_back({worker, snap_.ptr + at_out, b.total()});
-        at_out += up(b.total());
-        if (refill_outputs_ && b.payload > 0)
-          refills.push_back({nullptr, worker + b.canary, b.payload, b.poison});
-        continue;
-      }
-      if (k >= inputs[s].size()) return cudaErrorInvalidValue;
-      e = cudaMemcpyAsync(staged_.ptr + at_in, inputs[s][k++], b.payload, cudaMemcpyHostToDevice,
+    for (const WindowBuffer& b : buffers_) {
+      if (b.output) continue;
+      e = cudaMemcpyAsync(plan.staged_at[j++], inputs[s][k++], b.payload, cudaMemcpyHostToDevice,
                           stream_);
       if (e != cudaSuccess) return e;
-      if (b.payload > 0) delivery_.push_back({staged_.ptr + at_in, worker + b.canary, b.payload});
-      at_in += up(b.payload);
     }
   }
-  delivery_.insert(delivery_.end(), refills.begin(), refills.end());
   return cudaStreamSynchronize(stream_);
 }
 

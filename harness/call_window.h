@@ -56,6 +56,20 @@ struct WindowBuffer {
   size_t total() const { return payload + 2 * canary; }
 };
 
+/// A window's copies as CallWindow::stage() plans them from one set's `buffers`, `sets`, the
+/// worker's buffers (worker[set * buffers.size() + i]) and the judge's staged and snapshot
+/// memory: set by set and buffer by buffer, each input's payload from its own 256-aligned
+/// piece of `staged` into the worker's buffer past its leading canary, and each output whole
+/// (canaries too) into its own 256-aligned piece of `snap`; with `refill`, each output's
+/// payload filled with its poison, after every input. A buffer of no payload delivers nothing.
+struct CopyPlan {
+  std::vector<CopySegment> delivery, snapshot;
+  std::vector<uint8_t*> staged_at;  ///< where each input's payload is staged, set by set
+};
+CopyPlan plan_copies(const std::vector<WindowBuffer>& buffers, int sets,
+                     const std::vector<uint8_t*>& worker, uint8_t* staged, uint8_t* snap,
+                     bool refill);
+
 class CallWindow {
  public:
   CallWindow() = default;

@@ -1,11 +1,12 @@
 // The judge's second window method (harness/verdict.h, WindowMethod::kV2) where it needs no
-// GPU: a window's calls stay within the largest model window's delivery, and no record or
-// sweep is made with it. Its models are tested in verdict_test.cc; its GPU side in
-// gpu_stream_read_test.cc.
+// GPU: a window's copies refill every output with its poison after the inputs, its calls stay
+// within the largest model window's delivery, and no record or sweep is made with it. Its
+// models are tested in verdict_test.cc; its GPU side in gpu_stream_read_test.cc.
 #include <gtest/gtest.h>
 
 #include <sstream>
 
+#include "harness/call_window.h"
 #include "harness/judge.h"
 #include "harness/worker_calls.h"
 #include "tests/test_util.h"
@@ -15,6 +16,48 @@ namespace {
 
 using judging::window_calls;
 constexpr size_t kMiB = size_t(1) << 20;
+
+uint8_t* at(uintptr_t a) {
+  return reinterpret_cast<uint8_t*>(a);
+}
+
+// Two sets of an input, an output and an empty input: each input's payload is copied from its
+// own 256-aligned piece of the judge's staged memory into the worker's buffer past its canary,
+// each output whole into its own piece of the snapshot memory; an empty input delivers nothing.
+// Under kV2 (refill) every output's payload is filled with its poison, after all the inputs.
+TEST(CopyPlan, InputsThenRefilledOutputsEachInItsOwnPiece) {
+  WindowBuffer in{100, 4096, false, 0}, out{64, 4096, true, 0x33}, empty{0, 4096, false, 0};
+  const std::vector<WindowBuffer> buffers = {in, out, empty};
+  const std::vector<uint8_t*> worker = {at(0x10000), at(0x20000), at(0x30000),
+                                        at(0x40000), at(0x50000), at(0x60000)};
+  for (bool refill : {false, true}) {
+    CopyPlan p = plan_copies(buffers, 2, worker, at(0x900000), at(0xA00000), refill);
+    ASSERT_EQ(p.delivery.size(), refill ? 4u : 2u);
+    EXPECT_EQ(p.delivery[0].src, at(0x900000));
+    EXPECT_EQ(p.delivery[0].dst, at(0x10000 + 4096));
+    EXPECT_EQ(p.delivery[0].bytes, 100u);
+    // Set 1's input follows set 0's input and empty input, each in a 256-byte piece.
+    EXPECT_EQ(p.delivery[1].src, at(0x900000 + 256 + 0));
+    EXPECT_EQ(p.delivery[1].dst, at(0x40000 + 4096));
+    ASSERT_EQ(p.staged_at.size(), 4u);  // every input has a place, the empty ones too
+    EXPECT_EQ(p.staged_at[1], at(0x900000 + 256));
+    EXPECT_EQ(p.staged_at[2], at(0x900000 + 256));
+    if (refill) {
+      for (int s = 0; s < 2; ++s) {
+        const CopySegment& f = p.delivery[2 + s];
+        EXPECT_EQ(f.src, nullptr);
+        EXPECT_EQ(f.dst, worker[size_t(3 * s + 1)] + 4096);
+        EXPECT_EQ(f.bytes, 64u);
+        EXPECT_EQ(f.fill, 0x33);
+      }
+    }
+    ASSERT_EQ(p.snapshot.size(), 2u);
+    EXPECT_EQ(p.snapshot[0].src, at(0x20000));
+    EXPECT_EQ(p.snapshot[0].dst, at(0xA00000));
+    EXPECT_EQ(p.snapshot[0].bytes, 64u + 2 * 4096);
+    EXPECT_EQ(p.snapshot[1].dst, at(0xA00000 + 8448));  // 8256 rounded up to 256
+  }
+}
 
 TEST(WindowCalls, EnoughForTheTargetWithinMemoryAndTheCallCap) {
   // 1 ms of 20 us calls: 50, within 24 GiB of memory and 512 calls.
