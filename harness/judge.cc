@@ -497,7 +497,7 @@ JudgeOutcome Session::run() {
     fail(&outcome, usage("--solution: " + err));
     return outcome;
   }
-  if (!check_output_paths(&outcome)) return outcome;
+  if (!check_output_paths(&outcome) || !check_window_method(&outcome)) return outcome;
   Language lang = language_of(opts_.solution_path, source_);
   if (!opts_.language.empty()) parse_language(opts_.language, &lang);
   language_ = lang;
@@ -549,13 +549,18 @@ bool Session::check_output_paths(JudgeOutcome* outcome) {
   }
   if (opts_.action == Action::kSweep && !check_sweep_dir(sweep_dir(), &err))
     return fail(outcome, usage("--out: " + err));
-  if ((opts_.action == Action::kSubmit || opts_.action == Action::kSweep) &&
-      opts_.window_method != WindowMethod::kV1) {
-    return fail(outcome,
-                usage(std::string("window method ") + window_method_name(opts_.window_method) +
-                      ": records and sweeps are made with " + kTimingMethod + " only"));
-  }
   return true;
+}
+
+// Records and sweeps are made with the judge's own window method only (verdict.h).
+bool Session::check_window_method(JudgeOutcome* outcome) {
+  if ((opts_.action != Action::kSubmit && opts_.action != Action::kSweep) ||
+      opts_.window_method == WindowMethod::kV1) {
+    return true;
+  }
+  return fail(outcome,
+              usage(std::string("window method ") + window_method_name(opts_.window_method) +
+                    ": records and sweeps are made with " + kTimingMethod + " only"));
 }
 
 // The worker's shared memory: the largest layout of the cases this action runs.

@@ -116,6 +116,7 @@ class Session {
   Failure choose_sweep_shapes();
   Failure check_named_cases();
   bool check_output_paths(JudgeOutcome* outcome);
+  bool check_window_method(JudgeOutcome* outcome);
   void size_shared_memory();
   ExitCode run_tool(JudgeOutcome* outcome);
   void run_cases(JudgeOutcome* outcome);
