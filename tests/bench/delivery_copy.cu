@@ -281,9 +281,8 @@ int main(int argc, char** argv) {
   }
   int sms = 0;
   cudaDeviceProp prop;
-  fp4arena::bench::require_sm90(kProgram, "the judge's copy kernel as built", &sms, &prop);
   fp4arena::PreCall pre;
-  fp4arena::bench::init_pre_call_or_exit(kProgram, &pre);
+  fp4arena::bench::start_or_exit(kProgram, "the judge's copy kernel as built", &sms, &prop, &pre);
   // A whole number of segments may pass the total by half a segment.
   const size_t max_bytes = size_t(max_gib) << 30, room = max_bytes + 128 * kMiB;
   uint8_t *src = nullptr, *one_dst = nullptr;

@@ -61,6 +61,15 @@ inline void init_pre_call_or_exit(const char* program, PreCall* pre) {
   std::exit(2);
 }
 
+/// A benchmark program's start: the current device, sm_90 or later for `needs` (its SM count
+/// and properties), and the judge's warm-up and flush on it; ends the program `program` with
+/// exit code 2 and the reason when either fails.
+inline void start_or_exit(const char* program, const char* needs, int* sms, cudaDeviceProp* prop,
+                          PreCall* pre) {
+  require_sm90(program, needs, sms, prop);
+  init_pre_call_or_exit(program, pre);
+}
+
 /// The median over `samples` of time_back_to_back(pre, calls, ...) of `launch`, in us.
 inline bool in_process_us(const PreCall& pre, int calls, int samples, const IndexedLaunch& launch,
                           double* us, std::string* err) {

@@ -170,9 +170,8 @@ int main(int argc, char** argv) {
   if (!parse_args(argc, argv, &names, &study, &method)) return 2;
   int sms = 0;
   cudaDeviceProp prop;
-  fp4arena::bench::require_sm90(kProgram, "cp.async.bulk", &sms, &prop);
   fp4arena::PreCall pre;
-  fp4arena::bench::init_pre_call_or_exit(kProgram, &pre);
+  fp4arena::bench::start_or_exit(kProgram, "cp.async.bulk", &sms, &prop, &pre);
   std::string err;
   check(cudaFuncSetAttribute(bulk_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                              kMaxChunks * kChunk),

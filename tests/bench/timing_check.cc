@@ -58,9 +58,8 @@ int main(int argc, char** argv) {
   }
   int sms = 0;
   cudaDeviceProp prop;
-  fp4arena::bench::require_sm90(kProgram, "the bundled solutions", &sms, &prop);
   fp4arena::PreCall pre;
-  fp4arena::bench::init_pre_call_or_exit(kProgram, &pre);
+  fp4arena::bench::start_or_exit(kProgram, "the bundled solutions", &sms, &prop, &pre);
   std::string err;
   std::printf("%s; %s on %s; judged with %s\n", prop.name, args[1].c_str(), args[0].c_str(),
               fp4arena::window_method_name(method));
