@@ -824,13 +824,16 @@ TEST(RecordPath, NamesTheFileAsTheCommittedRecordsAre) {
 // A record names a header below the judge's working folder by its path from there, as it names
 // the solution; one elsewhere keeps its absolute path.
 TEST(RecordPath, AHeaderBelowTheWorkingFolderIsNamedFromIt) {
-  EXPECT_EQ(recorded_header_path("/work/repo/solutions/nvfp4_matmul/hopper.cuh", "/work/repo"),
+  EXPECT_EQ(recorded_header_path("/home/alice/fp4arena/solutions/nvfp4_matmul/hopper.cuh",
+                                 "/home/alice/fp4arena"),
             "solutions/nvfp4_matmul/hopper.cuh");
-  EXPECT_EQ(recorded_header_path("/work/repo/solutions/x.cuh", "/work/repo/"), "solutions/x.cuh");
-  EXPECT_EQ(recorded_header_path("/opt/cutlass/include/cute/tensor.hpp", "/work/repo"),
+  EXPECT_EQ(recorded_header_path("/home/alice/fp4arena/solutions/x.cuh", "/home/alice/fp4arena/"),
+            "solutions/x.cuh");
+  EXPECT_EQ(recorded_header_path("/opt/cutlass/include/cute/tensor.hpp", "/home/alice/fp4arena"),
             "/opt/cutlass/include/cute/tensor.hpp");
-  EXPECT_EQ(recorded_header_path("/work/repository/a.cuh", "/work/repo"), "/work/repository/a.cuh");
-  EXPECT_EQ(recorded_header_path("/work/repo/a.cuh", ""), "/work/repo/a.cuh");
+  EXPECT_EQ(recorded_header_path("/home/alice/fp4arena-old/a.cuh", "/home/alice/fp4arena"),
+            "/home/alice/fp4arena-old/a.cuh");
+  EXPECT_EQ(recorded_header_path("/home/alice/fp4arena/a.cuh", ""), "/home/alice/fp4arena/a.cuh");
 }
 
 TEST(CheckAgainstSpec, TheMetricMustBeTheSpecs) {
