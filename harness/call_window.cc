@@ -4,6 +4,7 @@
 #include <cudaTypedefs.h>
 
 #include <algorithm>
+#include <limits>
 #include <thread>
 
 #include "harness/ipc.h"
@@ -97,16 +98,16 @@ bool CallWindow::init(const PreCall* pre, std::string* err) {
   }
   // The copy model: the copy kernel over one small and one 256 MiB segment, medians of a few.
   const size_t big = size_t(256) << 20;
-  if ((e = staged_.reserve(big)) != cudaSuccess || (e = snap_.reserve(big)) != cudaSuccess ||
-      (e = delivery_table_.reserve(sizeof(CopySegment))) != cudaSuccess) {
+  if ((e = staged_.reserve(big)) != cudaSuccess || (e = snap_.reserve(big)) != cudaSuccess) {
     return fail("cudaMalloc", e);
   }
   auto time_copy = [&](size_t bytes, double* ms) {
     std::vector<double> t;
-    const std::vector<CopySegment> one = {{staged_.ptr, snap_.ptr, bytes}};
+    cudaError_t c = upload(&delivery_table_, {{staged_.ptr, snap_.ptr, bytes}}, &delivery_pieces_);
+    if (c != cudaSuccess) return c;
     for (int i = 0; i < 7; ++i) {
       cudaEventRecord(e0_, stream_);
-      cudaError_t c = copy(delivery_table_, one);
+      c = copy(delivery_table_, delivery_pieces_);
       cudaEventRecord(e1_, stream_);
       if (c == cudaSuccess) c = cudaEventSynchronize(e1_);
       if (c != cudaSuccess) return c;
@@ -128,16 +129,20 @@ bool CallWindow::init(const PreCall* pre, std::string* err) {
   return true;
 }
 
-cudaError_t CallWindow::copy(const Scratch& table, const std::vector<CopySegment>& segments) {
-  if (segments.size() * sizeof(CopySegment) > table.size) return cudaErrorInvalidValue;
-  cudaError_t e = cudaSuccess;
-  if (!segments.empty()) {
-    e = cudaMemcpyAsync(table.ptr, segments.data(), segments.size() * sizeof(CopySegment),
-                        cudaMemcpyHostToDevice, stream_);
-  }
-  if (e != cudaSuccess) return e;
-  return copy_segments(reinterpret_cast<const CopySegment*>(table.ptr), int(segments.size()),
-                       stream_);
+cudaError_t CallWindow::upload(Scratch* table, const std::vector<CopySegment>& segments,
+                               int* pieces) {
+  const std::vector<CopySegment> p = copy_pieces(segments);
+  *pieces = 0;
+  if (p.size() > size_t(std::numeric_limits<int>::max())) return cudaErrorInvalidValue;
+  cudaError_t e = table->reserve(std::max<size_t>(p.size(), 1) * sizeof(CopySegment));
+  if (e != cudaSuccess || p.empty()) return e;
+  *pieces = int(p.size());
+  return cudaMemcpyAsync(table->ptr, p.data(), p.size() * sizeof(CopySegment),
+                         cudaMemcpyHostToDevice, stream_);
+}
+
+cudaError_t CallWindow::copy(const Scratch& table, int pieces) {
+  return copy_segments(reinterpret_cast<const CopySegment*>(table.ptr), pieces, stream_);
 }
 
 bool CallWindow::map_sync(const std::string& handle, std::string* err) {
@@ -188,7 +193,7 @@ cudaError_t CallWindow::open(uint32_t seq) {
   cudaError_t e;
   if ((e = pre_->warm(stream_, int(seq))) != cudaSuccess ||
       (e = cudaEventRecord(e0_, stream_)) != cudaSuccess ||
-      (e = copy(delivery_table_, delivery_)) != cudaSuccess ||
+      (e = copy(delivery_table_, delivery_pieces_)) != cudaSuccess ||
       (e = pre_->flush(stream_, int(seq))) != cudaSuccess ||
       (e = cudaEventRecord(e1_, stream_)) != cudaSuccess) {
     return e;
@@ -202,7 +207,7 @@ cudaError_t CallWindow::open(uint32_t seq) {
     return cudaErrorLaunchFailure;
   }
   if ((e = cudaEventRecord(e2_, stream_)) != cudaSuccess ||
-      (e = copy(snapshot_table_, snapshot_)) != cudaSuccess) {
+      (e = copy(snapshot_table_, snapshot_pieces_)) != cudaSuccess) {
     return e;
   }
   return cudaEventRecord(e3_, stream_);
@@ -249,6 +254,7 @@ bool CallWindow::map(const std::vector<std::string>& handles,
   worker_ptrs_.assign(buffers.size() * size_t(sets), nullptr);
   delivery_.clear();
   snapshot_.clear();
+  delivery_pieces_ = snapshot_pieces_ = 0;
   if (handles.size() != worker_ptrs_.size()) {
     *err = "the worker named " + std::to_string(handles.size()) + " buffer handle(s) for " +
            std::to_string(worker_ptrs_.size()) + " buffer(s)";
@@ -380,11 +386,8 @@ cudaError_t CallWindow::stage(const std::vector<std::vector<const uint8_t*>>& in
     in_count += !b.output;
   }
   cudaError_t e;
-  const size_t n = buffers_.size() * size_t(sets_);
   if ((e = staged_.reserve(std::max<size_t>(in_bytes * sets_, 1))) != cudaSuccess ||
-      (e = snap_.reserve(std::max<size_t>(out_bytes * sets_, 1))) != cudaSuccess ||
-      (e = delivery_table_.reserve(std::max<size_t>(n, 1) * sizeof(CopySegment))) != cudaSuccess ||
-      (e = snapshot_table_.reserve(std::max<size_t>(n, 1) * sizeof(CopySegment))) != cudaSuccess) {
+      (e = snap_.reserve(std::max<size_t>(out_bytes * sets_, 1))) != cudaSuccess) {
     return e;
   }
   for (const auto& set : inputs) {
@@ -394,6 +397,11 @@ cudaError_t CallWindow::stage(const std::vector<std::vector<const uint8_t*>>& in
       plan_copies(buffers_, sets_, worker_ptrs_, staged_.ptr, snap_.ptr, refill_outputs_);
   delivery_ = std::move(plan.delivery);
   snapshot_ = std::move(plan.snapshot);
+  // The copy tables go to the device now, so that the window launches its kernels only.
+  if ((e = upload(&delivery_table_, delivery_, &delivery_pieces_)) != cudaSuccess ||
+      (e = upload(&snapshot_table_, snapshot_, &snapshot_pieces_)) != cudaSuccess) {
+    return e;
+  }
   size_t j = 0;
   for (int s = 0; s < sets_; ++s) {
     size_t k = 0;

@@ -152,8 +152,12 @@ class CallWindow {
 
   // Closes every mapping whose handle is not in `keep`.
   void close_except(const std::vector<std::string>& keep);
-  // One copy kernel over `table` (copy_segments), on the window's stream.
-  cudaError_t copy(const Scratch& table, const std::vector<CopySegment>& segments);
+  // `segments` cut into pieces (copy_pieces) and copied into `*table` (grown to fit) on the
+  // window's stream, outside any window; *pieces is how many.
+  cudaError_t upload(Scratch* table, const std::vector<CopySegment>& segments, int* pieces);
+  // One copy kernel over the first `pieces` pieces of `table` (copy_segments), on the
+  // window's stream.
+  cudaError_t copy(const Scratch& table, int pieces);
 
   const PreCall* pre_ = nullptr;
   cudaStream_t stream_ = nullptr;
@@ -163,6 +167,7 @@ class CallWindow {
   std::vector<uint8_t*> worker_ptrs_;  // [set * buffers + i]
   std::vector<CopySegment> delivery_, snapshot_;
   Scratch staged_, snap_, delivery_table_, snapshot_table_;
+  int delivery_pieces_ = 0, snapshot_pieces_ = 0;  // in the two tables
   // The worker's sync buffer as mapped here, its handle, the window's events and the stream
   // release() writes from.
   uint8_t* sync_ = nullptr;

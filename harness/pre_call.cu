@@ -18,44 +18,46 @@ __global__ void discard_kernel(uint8_t* p, size_t n) {
   }
 }
 
-// Thread `me` of `threads` writes its strided share of `g`'s fill byte: 16-byte words where
-// the destination is 16-byte aligned, bytes otherwise.
-__device__ void fill_segment(const CopySegment& g, size_t me, size_t threads) {
+// One block copies (or fills) one piece of at most kCopyPieceBytes (copy_pieces): where
+// source and destination are both 16-byte aligned, each thread loads its kPieceWords 16-byte
+// words before it stores any, so that a block keeps the whole piece in flight; bytes
+// otherwise. The pieces of a copy go to the blocks side by side, so many small segments (the
+// snapshot of many sets' outputs) take about as long as one.
+constexpr int kCopyThreads = 256;
+constexpr int kPieceWords = int(kCopyPieceBytes / 16 / kCopyThreads);
+static_assert(kCopyPieceBytes % (16 * kCopyThreads) == 0, "a piece is whole words per thread");
+
+__device__ void copy_piece(const CopySegment& g) {
+  const unsigned b = 0x01010101u * g.fill;
+  const uint4 word = make_uint4(b, b, b, b);
+  const bool wide =
+      ((reinterpret_cast<uintptr_t>(g.src) | reinterpret_cast<uintptr_t>(g.dst)) & 15) == 0;
   size_t done = 0;
-  if ((reinterpret_cast<uintptr_t>(g.dst) & 15) == 0) {
-    const unsigned b = 0x01010101u * g.fill;
-    const uint4 word = make_uint4(b, b, b, b);
-    const size_t words = g.bytes / 16;
-    uint4* dst = reinterpret_cast<uint4*>(g.dst);
-    for (size_t i = me; i < words; i += threads) dst[i] = word;
-    done = words * 16;
+  if (wide) {
+    const int words = int(g.bytes / 16);
+    const uint4* __restrict__ src = reinterpret_cast<const uint4*>(g.src);
+    uint4* __restrict__ dst = reinterpret_cast<uint4*>(g.dst);
+    uint4 v[kPieceWords];
+#pragma unroll
+    for (int k = 0; k < kPieceWords; ++k) {
+      const int i = int(threadIdx.x) + k * kCopyThreads;
+      if (i < words) v[k] = src ? src[i] : word;
+    }
+#pragma unroll
+    for (int k = 0; k < kPieceWords; ++k) {
+      const int i = int(threadIdx.x) + k * kCopyThreads;
+      if (i < words) dst[i] = v[k];
+    }
+    done = size_t(words) * 16;
   }
-  for (size_t i = done + me; i < g.bytes; i += threads) g.dst[i] = g.fill;
+  for (size_t i = done + threadIdx.x; i < g.bytes; i += kCopyThreads) {
+    g.dst[i] = g.src ? g.src[i] : g.fill;
+  }
 }
 
-// Each block copies (or fills) a strided share of every segment: 16-byte words where source
-// and destination are both 16-byte aligned, bytes otherwise.
-__global__ void copy_segments_kernel(const CopySegment* segs, int n) {
-  const size_t threads = size_t(gridDim.x) * blockDim.x;
-  const size_t me = blockIdx.x * size_t(blockDim.x) + threadIdx.x;
-  for (int s = 0; s < n; ++s) {
-    const CopySegment g = segs[s];
-    if (!g.src) {
-      fill_segment(g, me, threads);
-      continue;
-    }
-    const bool wide =
-        ((reinterpret_cast<uintptr_t>(g.src) | reinterpret_cast<uintptr_t>(g.dst)) & 15) == 0;
-    size_t done = 0;
-    if (wide) {
-      const size_t words = g.bytes / 16;
-      const uint4* src = reinterpret_cast<const uint4*>(g.src);
-      uint4* dst = reinterpret_cast<uint4*>(g.dst);
-      for (size_t i = me; i < words; i += threads) dst[i] = src[i];
-      done = words * 16;
-    }
-    for (size_t i = done + me; i < g.bytes; i += threads) g.dst[i] = g.src[i];
-  }
+__global__ void __launch_bounds__(kCopyThreads)
+    copy_pieces_kernel(const CopySegment* pieces, int n) {
+  for (int p = blockIdx.x; p < n; p += gridDim.x) copy_piece(pieces[p]);
 }
 
 __global__ void null_kernel() {}
@@ -156,8 +158,22 @@ bool time_back_to_back(const PreCall& pre, int calls, int salt, const IndexedLau
   return true;
 }
 
-cudaError_t copy_segments(const CopySegment* segments, int n, cudaStream_t stream) {
-  copy_segments_kernel<<<4 * sm_count(), 256, 0, stream>>>(segments, n);
+std::vector<CopySegment> copy_pieces(const std::vector<CopySegment>& segments) {
+  std::vector<CopySegment> pieces;
+  for (const CopySegment& g : segments) {
+    for (size_t at = 0; at < g.bytes; at += kCopyPieceBytes) {
+      const size_t bytes = std::min(kCopyPieceBytes, g.bytes - at);
+      pieces.push_back({g.src ? g.src + at : nullptr, g.dst + at, bytes, g.fill});
+    }
+  }
+  return pieces;
+}
+
+cudaError_t copy_segments(const CopySegment* pieces, int n, cudaStream_t stream) {
+  // Eight blocks an SM at most (2048 threads), one for each piece where there are fewer; one
+  // even for none, so that an empty window runs the same launch as the others.
+  const int blocks = std::max(1, std::min(n, 8 * sm_count()));
+  copy_pieces_kernel<<<blocks, kCopyThreads, 0, stream>>>(pieces, n);
   return cudaGetLastError();
 }
 

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace fp4arena {
 
@@ -67,12 +68,22 @@ struct CopySegment {
   uint8_t fill = 0;
 };
 
-/// Copies (or fills) every segment of the device array `segments` (n of them) in one kernel on
-/// `stream`: the judge's delivery of a window's inputs and its snapshot of the outputs. A
-/// kernel rather than copy-engine copies: its time is the GPU's, shared with the worker's
-/// context by time slicing, so work of the worker's beside it lengthens it on the judge's
-/// clock instead of overlapping it.
-cudaError_t copy_segments(const CopySegment* segments, int n, cudaStream_t stream);
+/// The most bytes of one piece of a copy: one block's work, eight 16-byte words for each of
+/// its 256 threads.
+constexpr size_t kCopyPieceBytes = size_t(32) << 10;
+
+/// `segments` cut, in order, into pieces of at most kCopyPieceBytes (a piece of a 16-byte
+/// aligned segment stays aligned): the table copy_segments takes. Each piece is one block's,
+/// so that the pieces of many small segments (a snapshot of many sets' outputs) are copied
+/// side by side, not one segment after another (about 1 us each on an H200).
+std::vector<CopySegment> copy_pieces(const std::vector<CopySegment>& segments);
+
+/// Copies (or fills) every piece of the device array `pieces` (n of them, from copy_pieces)
+/// in one kernel on `stream`: the judge's delivery of a window's inputs and its snapshot of
+/// the outputs. A kernel rather than copy-engine copies: its time is the GPU's, shared with
+/// the worker's context by time slicing, so work of the worker's beside it lengthens it on
+/// the judge's clock instead of overlapping it.
+cudaError_t copy_segments(const CopySegment* pieces, int n, cudaStream_t stream);
 
 /// A kernel that does nothing, launched on `stream` (one warp): the worker's stand-in for a
 /// solution in the judge's calibration of its clock, before any user code is loaded.

@@ -1,7 +1,8 @@
-// The judge's second window method (harness/verdict.h, WindowMethod::kV2) where it needs no
-// GPU: a window's copies refill every output with its poison after the inputs, its calls stay
-// within the largest model window's delivery, and no record or sweep is made with it. Its
-// models are tested in verdict_test.cc; its GPU side in gpu_stream_read_test.cc.
+// The pieces every window's copy kernel takes, and the judge's second window method
+// (harness/verdict.h, WindowMethod::kV2) where it needs no GPU: a window's copies refill every
+// output with its poison after the inputs, its calls stay within the largest model window's
+// delivery, and no record or sweep is made with it. Its models are tested in verdict_test.cc;
+// its GPU side in gpu_stream_read_test.cc.
 #include <gtest/gtest.h>
 
 #include <sstream>
@@ -19,6 +20,31 @@ constexpr size_t kMiB = size_t(1) << 20;
 
 uint8_t* at(uintptr_t a) {
   return reinterpret_cast<uint8_t*>(a);
+}
+
+// The copy kernel's table: each segment cut, in order, into pieces of kCopyPieceBytes and a
+// shorter last one, each piece's source and destination as far into its segment as it is; a
+// fill (no source) stays a fill of the same byte; an empty segment gives no piece.
+TEST(CopyPieces, EachSegmentInOrderInPiecesOfAtMostThePieceSize) {
+  const size_t p = kCopyPieceBytes;
+  const std::vector<CopySegment> segs = {{at(0x100000), at(0x200000), 2 * p + 48},
+                                         {nullptr, at(0x400000), 16, 0x5C},
+                                         {at(0x500000), at(0x600000), 0},
+                                         {at(0x700000), at(0x800000), p}};
+  const std::vector<CopySegment> pieces = copy_pieces(segs);
+  ASSERT_EQ(pieces.size(), 5u);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(pieces[i].src, at(0x100000 + i * p)) << i;
+    EXPECT_EQ(pieces[i].dst, at(0x200000 + i * p)) << i;
+    EXPECT_EQ(pieces[i].bytes, i < 2 ? p : 48u) << i;
+  }
+  EXPECT_EQ(pieces[3].src, nullptr);
+  EXPECT_EQ(pieces[3].dst, at(0x400000));
+  EXPECT_EQ(pieces[3].bytes, 16u);
+  EXPECT_EQ(pieces[3].fill, 0x5C);
+  EXPECT_EQ(pieces[4].src, at(0x700000));
+  EXPECT_EQ(pieces[4].bytes, p);
+  EXPECT_TRUE(copy_pieces({}).empty());
 }
 
 // Two sets of an input, an output and an empty input: each input's payload is copied from its

@@ -1,11 +1,13 @@
 // Cheat: zero the output before the judge's window, off its clock. The kernel XORs the first
 // 32-bit lane of every word into `sum` with atomics, so `sum` must start at zero; solve()
-// zeroes it on a stream of its own, which runs at once, while the worker is still queueing its
-// calls behind the judge's go word (after the judge poisoned the outputs, before the window
-// opens), and makes the call wait for that. A solution that accumulates into its output
-// (split-K with atomics, say) would save the output's memset this way. Under the judge's
-// WindowMethod::kV2 every output is poisoned again inside the window, so the answer is wrong;
-// under kV1 it passes (docs/judging.md, known limits; tests/harness/gpu_stream_read_test.cc,
+// zeroes it on a stream of its own and waits for that on the host, while the worker is still
+// queueing its calls behind the judge's go word (after the judge poisoned the outputs, before
+// the window opens). Without the host's wait the memset may run late, inside the window and
+// on its clock, which would be no cheat at all: an H200 did so in one case of two. A solution that
+// accumulates into its output (split-K with atomics, say) would save the output's memset this way.
+// Under the judge's WindowMethod::kV2 every output is poisoned again inside the window, so the
+// answer is wrong; under kV1 it passes (docs/judging.md, known limits;
+// tests/harness/gpu_stream_read_test.cc,
 // GpuStreamRead.AnOutputZeroedBeforeTheWindowIsWrongUnderV2).
 #include <cuda_runtime.h>
 
@@ -34,6 +36,7 @@ extern "C" void solve(const uint8_t* x, int* sum, int W) {
   }
   cudaMemsetAsync(sum, 0, sizeof(int), side);
   cudaEventRecord(zeroed, side);
+  cudaStreamSynchronize(side);
   cudaStreamWaitEvent(cudaStreamLegacy, zeroed, 0);
   int blocks = (W + 255) / 256;
   if (blocks > 1024) blocks = 1024;
