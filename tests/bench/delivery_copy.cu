@@ -13,8 +13,10 @@
 //   form      one segment of the whole size ("one"), or one segment per set ("sets"), each
 //             set's buffer a cudaMalloc of its own, as a window's are;
 //   bytes     the delivery's total, 256 MiB (the model's own size) up to --max-gib;
-//   kernel    the judge's copy_segments ("judge"), or this file's copy with four 16-byte loads
-//             in flight per thread before their stores ("ilp4"), on the same grid.
+//   kernel    the judge's copy_segments over the segments' pieces ("judge"), or this file's
+//             copy: the judge's earlier loop, every thread through every segment in turn, with
+//             four 16-byte loads in flight per thread before their stores ("ilp4"), on four
+//             blocks an SM.
 //
 // Every row: the judge's warm-up (as before a window's first event), then the copy between
 // two events; "first" is the first copy after the buffers were mapped, "median" the median

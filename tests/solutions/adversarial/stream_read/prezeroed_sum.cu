@@ -12,6 +12,8 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 
 namespace {
 
@@ -25,19 +27,27 @@ __global__ void xor_lanes(const uint4* x, long long words, unsigned* sum) {
   if (threadIdx.x % 32 == 0) atomicXor(sum, acc);
 }
 
+// A failed CUDA call ends the worker with its name, so that a side stream that could not be
+// made (its memset would then go to the legacy stream, inside the window) shows as a crash.
+void check(cudaError_t e, const char* what) {
+  if (e == cudaSuccess) return;
+  std::fprintf(stderr, "prezeroed_sum: %s: %s\n", what, cudaGetErrorString(e));
+  std::abort();
+}
+
 }  // namespace
 
 extern "C" void solve(const uint8_t* x, int* sum, int W) {
   static cudaStream_t side = nullptr;
   static cudaEvent_t zeroed = nullptr;
   if (!side) {
-    cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking);
-    cudaEventCreateWithFlags(&zeroed, cudaEventDisableTiming);
+    check(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+    check(cudaEventCreateWithFlags(&zeroed, cudaEventDisableTiming), "cudaEventCreateWithFlags");
   }
-  cudaMemsetAsync(sum, 0, sizeof(int), side);
-  cudaEventRecord(zeroed, side);
-  cudaStreamSynchronize(side);
-  cudaStreamWaitEvent(cudaStreamLegacy, zeroed, 0);
+  check(cudaMemsetAsync(sum, 0, sizeof(int), side), "cudaMemsetAsync");
+  check(cudaEventRecord(zeroed, side), "cudaEventRecord");
+  check(cudaStreamSynchronize(side), "cudaStreamSynchronize");
+  check(cudaStreamWaitEvent(cudaStreamLegacy, zeroed, 0), "cudaStreamWaitEvent");
   int blocks = (W + 255) / 256;
   if (blocks > 1024) blocks = 1024;
   xor_lanes<<<blocks, 256>>>(reinterpret_cast<const uint4*>(x), W,
