@@ -555,7 +555,7 @@ bool Session::check_output_paths(JudgeOutcome* outcome) {
 // Records and sweeps are made with the judge's own window method only (verdict.h).
 bool Session::check_window_method(JudgeOutcome* outcome) {
   if ((opts_.action != Action::kSubmit && opts_.action != Action::kSweep) ||
-      opts_.window_method == WindowMethod::kV1) {
+      opts_.window_method == kJudgeWindowMethod) {
     return true;
   }
   return fail(outcome,

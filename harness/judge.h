@@ -78,8 +78,8 @@ struct JudgeOptions {
   BufferMode buffers = BufferMode::kRing;
   bool seccomp_allowlist = true;  ///< the worker's filter: the allowlist (else the denylist)
   /// How windows model their copies and poison their outputs (verdict.h). Library callers
-  /// only (tests/bench compare the two); submit and sweep refuse kV2.
-  WindowMethod window_method = WindowMethod::kV1;
+  /// only (tests/bench compare the two); submit and sweep refuse any but kJudgeWindowMethod.
+  WindowMethod window_method = kJudgeWindowMethod;
 };
 
 struct JudgeOutcome {

@@ -137,9 +137,12 @@ std::string date_of(const std::string& created_utc) {
   return created_utc.substr(0, 10);
 }
 
-constexpr const char* kRules =
-    "Only records with passed and score.valid, timed by the judge's own clock "
-    "(timing_method judge-window-v1), are ranked, one entry per solution source "
+const std::string kRules =
+    std::string(
+        "Only records with passed and score.valid, timed by the judge's own clock "
+        "(timing_method ") +
+    kTimingMethod +
+    "), are ranked, one entry per solution source "
     "(sha256, its best record), by the geometric mean of the benchmark cases' metric (TF/s or "
     "GB/s, as the challenge declares); on one device this orders exactly as the geometric mean "
     "of % of speed of light does (each case's roofline time is a constant of the device), and "

@@ -123,10 +123,6 @@ std::string calibration_doubt(const WindowCalibration& cal) {
          "GPU with --device";
 }
 
-const char* window_method_name(WindowMethod m) {
-  return m == WindowMethod::kV1 ? kTimingMethod : "judge-window-v2";
-}
-
 bool delivery_model_from(const ModelWindow& one, const ModelWindow& many,
                          const ModelWindow& inputs_only, double empty_ms, CopyModel* out,
                          std::string* err) {

@@ -79,23 +79,30 @@ struct Decision {
 /// that wrote out of bounds gets that verdict even when its output happens to be right.
 Decision decide_verdict(const CallFacts& f);
 
+/// How a window's copies are modelled and its outputs poisoned. kV1: one copy model, the copy
+/// kernel over 4 KiB and one 256 MiB segment of the judge's own memory (CallWindow::init);
+/// outputs poisoned before the window. kV2: copy models measured in windows of the worker's
+/// own buffers before the solution is loaded (delivery_model_from, snapshot_model_from), no
+/// window delivering more than the largest of them did, and every output poisoned again
+/// inside the window as part of the delivery, so that nothing the worker writes into an
+/// output before the window survives into it.
+enum class WindowMethod { kV1, kV2 };
+
+/// "judge-window-v1" or "judge-window-v2": a record's "timing_method".
+constexpr const char* window_method_name(WindowMethod m) {
+  return m == WindowMethod::kV1 ? "judge-window-v1" : "judge-window-v2";
+}
+
+/// The judge's window method, the one place that chooses it: submit and sweep use no other,
+/// and the board ranks records of this method only. kV2 stays for library callers (tests/bench)
+/// until it has been measured against kV1 on both cards (docs/development.md); making it the
+/// judge's is this line, a new judge series and every record submitted again.
+constexpr WindowMethod kJudgeWindowMethod = WindowMethod::kV1;
+
 /// The timing method of every figure this judge writes (records say it as "timing_method";
 /// the board ranks records of one method only): each sample is a window of back-to-back calls
 /// timed by the judge's own events (harness/call_window.h, window_call_ms below).
-constexpr const char* kTimingMethod = "judge-window-v1";
-
-/// How a window's copies are modelled and its outputs poisoned. kV1 (the judge's method,
-/// kTimingMethod): one copy model, the copy kernel over 4 KiB and one 256 MiB segment of the
-/// judge's own memory (CallWindow::init); outputs poisoned before the window. kV2: copy models
-/// measured in windows of the worker's own buffers before the solution is loaded
-/// (delivery_model_from, snapshot_model_from), no window delivering more than the largest of
-/// them did, and every output poisoned again inside the window as part of the delivery, so
-/// that nothing the worker writes into an output before the window survives into it. kV2 is
-/// for library callers (tests/bench) until it has been measured against kV1 on the GPUs:
-/// records are never made with it.
-enum class WindowMethod { kV1, kV2 };
-/// "judge-window-v1" (kTimingMethod) or "judge-window-v2".
-const char* window_method_name(WindowMethod m);
+constexpr const char* kTimingMethod = window_method_name(kJudgeWindowMethod);
 
 /// What a copy kernel of the judge's takes (ms) for `copied` bytes copied and `filled`
 /// bytes filled, beyond the empty window's part it is measured against.

@@ -209,8 +209,9 @@ TEST(Verdict, ASnapshotModelIsTheLineThroughTwoWindows) {
 }
 
 TEST(Verdict, TheWindowMethodsHaveTheirNames) {
-  EXPECT_STREQ(window_method_name(WindowMethod::kV1), kTimingMethod);
+  EXPECT_STREQ(window_method_name(WindowMethod::kV1), "judge-window-v1");
   EXPECT_STREQ(window_method_name(WindowMethod::kV2), "judge-window-v2");
+  EXPECT_STREQ(window_method_name(kJudgeWindowMethod), kTimingMethod);
 }
 
 TEST(Verdict, AWindowFasterThanTheSwitchesIsAMismatch) {

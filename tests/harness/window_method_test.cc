@@ -109,24 +109,26 @@ TEST(WindowCalls, UnderV2NoWindowDeliversMoreThanTheModelsDid) {
   EXPECT_EQ(window_calls(0.040, 1.0, 4096 * kMiB, 48 * 1024 * kMiB, 4096 * kMiB, cap), 1);
 }
 
-// Records and sweeps are made with the judge's method only: kV2 is a usage error before
-// anything is compiled.
-TEST(WindowMethod, SubmitAndSweepRefuseV2) {
+// Records and sweeps are made with the judge's method only (kJudgeWindowMethod): the other is
+// a usage error before anything is compiled.
+TEST(WindowMethod, SubmitAndSweepRefuseAnyButTheJudges) {
+  const WindowMethod other =
+      kJudgeWindowMethod == WindowMethod::kV1 ? WindowMethod::kV2 : WindowMethod::kV1;
   for (Action a : {Action::kSubmit, Action::kSweep}) {
     JudgeOptions o;
+    EXPECT_EQ(o.window_method, kJudgeWindowMethod);
     o.challenge_dir = testing_util::challenge_dir();
     o.solution_path = testing_util::source_dir() + "/solutions/nvfp4_matmul/naive.cu";
     o.action = a;
     o.progress = false;
     o.sweep_dir = testing_util::binary_dir() + "/window-method-sweep";
-    o.window_method = WindowMethod::kV2;
+    o.window_method = other;
     std::ostringstream log;
     JudgeOutcome r = judge(o, log);
     EXPECT_EQ(r.code, ExitCode::kUsage) << action_name(a) << "\n" << log.str();
-    EXPECT_NE(log.str().find("window method judge-window-v2: records and sweeps are made with "
-                             "judge-window-v1 only"),
-              std::string::npos)
-        << log.str();
+    const std::string want = std::string("window method ") + window_method_name(other) +
+                             ": records and sweeps are made with " + kTimingMethod + " only";
+    EXPECT_NE(log.str().find(want), std::string::npos) << log.str();
   }
 }
 
