@@ -2,12 +2,10 @@
 // 32-bit lane of every word into `sum` with atomics, so `sum` must start at zero; solve()
 // zeroes it on a stream of its own and waits for that on the host, while the worker is still
 // queueing its calls behind the judge's go word (after the judge poisoned the outputs, before
-// the window opens). Without the host's wait the memset may run late, inside the window and
-// on its clock, which would be no cheat at all: an H200 did so in one case of two. A solution that
-// accumulates into its output (split-K with atomics, say) would save the output's memset this way.
-// Under the judge's WindowMethod::kV2 every output is poisoned again inside the window, so the
-// answer is wrong; under kV1 it passes (docs/judging.md, known limits;
-// tests/harness/gpu_stream_read_test.cc,
+// the window opens). A solution that accumulates into its output (split-K with atomics, say)
+// would save the output's memset this way. Under the judge's WindowMethod::kV2 every output is
+// poisoned again inside the window, so the answer is wrong; under kV1 it passes
+// (docs/judging.md, known limits; tests/harness/gpu_stream_read_test.cc,
 // GpuStreamRead.AnOutputZeroedBeforeTheWindowIsWrongUnderV2).
 #include <cuda_runtime.h>
 
@@ -35,19 +33,27 @@ void check(cudaError_t e, const char* what) {
   std::abort();
 }
 
+// The side stream and its event, made when the worker loads the solution (a static object's
+// constructor), before any window: on an H200 a stream made inside the first call let that
+// call's case pass under kV2 (one_word), which may be its memset ordered after the window's
+// refill.
+struct Side {
+  cudaStream_t stream = nullptr;
+  cudaEvent_t zeroed = nullptr;
+  Side() {
+    check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+    check(cudaEventCreateWithFlags(&zeroed, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+  }
+};
+Side side;
+
 }  // namespace
 
 extern "C" void solve(const uint8_t* x, int* sum, int W) {
-  static cudaStream_t side = nullptr;
-  static cudaEvent_t zeroed = nullptr;
-  if (!side) {
-    check(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
-    check(cudaEventCreateWithFlags(&zeroed, cudaEventDisableTiming), "cudaEventCreateWithFlags");
-  }
-  check(cudaMemsetAsync(sum, 0, sizeof(int), side), "cudaMemsetAsync");
-  check(cudaEventRecord(zeroed, side), "cudaEventRecord");
-  check(cudaStreamSynchronize(side), "cudaStreamSynchronize");
-  check(cudaStreamWaitEvent(cudaStreamLegacy, zeroed, 0), "cudaStreamWaitEvent");
+  check(cudaMemsetAsync(sum, 0, sizeof(int), side.stream), "cudaMemsetAsync");
+  check(cudaEventRecord(side.zeroed, side.stream), "cudaEventRecord");
+  check(cudaStreamSynchronize(side.stream), "cudaStreamSynchronize");
+  check(cudaStreamWaitEvent(cudaStreamLegacy, side.zeroed, 0), "cudaStreamWaitEvent");
   int blocks = (W + 255) / 256;
   if (blocks > 1024) blocks = 1024;
   xor_lanes<<<blocks, 256>>>(reinterpret_cast<const uint4*>(x), W,
