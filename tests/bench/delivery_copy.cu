@@ -147,12 +147,10 @@ struct Timer {
   }
 };
 
-// A kernel's copy model as CallWindow::init measures the judge's: medians of seven copies
-// (no warm-up) of 4 KiB and of one 256 MiB segment of local memory.
-struct Model {
-  double fixed_ms = 0, ms_per_byte = 0;
-  double predict(size_t bytes) const { return fixed_ms + double(bytes) * ms_per_byte; }
-};
+// A kernel's copy model (the judge's CopyModel, no filled bytes) as CallWindow::init measures
+// the judge's: medians of seven copies (no warm-up) of 4 KiB and of one 256 MiB segment of
+// local memory.
+using Model = fp4arena::CopyModel;
 
 Model measure_model(Timer* t, Kernel k, uint8_t* src, uint8_t* dst) {
   auto median7 = [&](size_t bytes) {
@@ -162,7 +160,7 @@ Model measure_model(Timer* t, Kernel k, uint8_t* src, uint8_t* dst) {
     return v[3];
   };
   const double small = median7(4096), big = median7(kModelBytes);
-  return {small, std::max(0.0, big - small) / double(kModelBytes)};
+  return {small, std::max(0.0, big - small) / double(kModelBytes), 0};
 }
 
 // The exporting process: `sets` buffers of `bytes`, their IPC handles on stdout (one per
@@ -240,8 +238,8 @@ void print_row(const char* where, const char* form, size_t seg, int sets, Kernel
   const size_t bytes = seg * size_t(sets);
   std::printf("%-5s  %-4s  %7.1f  %4d  %6.2f  %-5s  %8.3f  %8.3f  %8.3f  %6.3f  %7.0f\n", where,
               form, double(seg) / double(kMiB), sets, double(bytes) / double(kMiB * 1024),
-              kernel_name(k), first, median, m.predict(bytes), median / m.predict(bytes),
-              2.0 * double(bytes) / (median * 1e6));
+              kernel_name(k), first, median, m.predict(double(bytes), 0),
+              median / m.predict(double(bytes), 0), 2.0 * double(bytes) / (median * 1e6));
 }
 
 // Every row of one segment size and set count (see the file comment).

@@ -70,6 +70,14 @@ inline void start_or_exit(const char* program, const char* needs, int* sms, cuda
   init_pre_call_or_exit(program, pre);
 }
 
+/// The window method a benchmark program's --window-method names ("v1" or "v2"); false for
+/// anything else.
+inline bool parse_window_method(const std::string& s, WindowMethod* m) {
+  if (s != "v1" && s != "v2") return false;
+  *m = s == "v1" ? WindowMethod::kV1 : WindowMethod::kV2;
+  return true;
+}
+
 /// The median over `samples` of time_back_to_back(pre, calls, ...) of `launch`, in us.
 inline bool in_process_us(const PreCall& pre, int calls, int samples, const IndexedLaunch& launch,
                           double* us, std::string* err) {
@@ -97,7 +105,7 @@ struct JudgedFigure {
 /// (the judge's summary included) unless the case passed.
 inline bool judged_figure(const std::string& challenge_dir, const std::string& solution,
                           const std::string& case_name, JudgedFigure* out, std::string* err,
-                          double window_ms = 1.0, WindowMethod method = WindowMethod::kV1) {
+                          double window_ms = 1.0, WindowMethod method = kJudgeWindowMethod) {
   JudgeOptions o;
   o.window_target_ms = window_ms;
   o.window_method = method;

@@ -146,8 +146,7 @@ bool parse_args(int argc, char** argv, std::vector<std::string>* names, bool* st
       *study = false;
     } else if (a == "1" || a == "14" || a == "138") {
       names->push_back("mb" + a);
-    } else if (a == "--window-method" && (next == "v1" || next == "v2")) {
-      *method = next == "v1" ? fp4arena::WindowMethod::kV1 : fp4arena::WindowMethod::kV2;
+    } else if (a == "--window-method" && fp4arena::bench::parse_window_method(next, method)) {
       ++i;
     } else {
       std::fprintf(stderr,
@@ -166,7 +165,7 @@ int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   std::vector<std::string> names;
   bool study = true;
-  fp4arena::WindowMethod method = fp4arena::WindowMethod::kV1;
+  fp4arena::WindowMethod method = fp4arena::kJudgeWindowMethod;
   if (!parse_args(argc, argv, &names, &study, &method)) return 2;
   int sms = 0;
   cudaDeviceProp prop;

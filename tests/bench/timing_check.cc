@@ -27,7 +27,7 @@ int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   constexpr const char* kProgram = "fp4arena_timing_check";
   int samples = 21;
-  fp4arena::WindowMethod method = fp4arena::WindowMethod::kV1;
+  fp4arena::WindowMethod method = fp4arena::kJudgeWindowMethod;
   std::vector<std::string> args;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -39,12 +39,11 @@ int main(int argc, char** argv) {
       }
     } else if (a == "--window-method" && i + 1 < argc) {
       const std::string m = argv[++i];
-      if (m != "v1" && m != "v2") {
+      if (!fp4arena::bench::parse_window_method(m, &method)) {
         std::fprintf(stderr, "%s: --window-method: expected v1 or v2, got '%s'\n", kProgram,
                      m.c_str());
         return 2;
       }
-      method = m == "v1" ? fp4arena::WindowMethod::kV1 : fp4arena::WindowMethod::kV2;
     } else {
       args.push_back(a);
     }

@@ -73,10 +73,11 @@ TEST(GpuStreamRead, PersistingL2WindowGainsNothing) {
   EXPECT_GT(c, 0.95 * h) << "honest " << h << " us, persisting window " << c << " us";
 }
 
-// The verdict of test `name` in `rec`, or "" when it has none.
-std::string test_verdict(const nlohmann::json& rec, const std::string& name) {
-  if (!rec.contains("tests")) return "";
-  for (const auto& t : rec["tests"]) {
+// The verdict of case `name` in `rec`'s list `list` ("tests" or "benchmarks"), or "" when it
+// has none.
+std::string case_verdict(const nlohmann::json& rec, const char* list, const std::string& name) {
+  if (!rec.contains(list)) return "";
+  for (const auto& t : rec[list]) {
     if (t.value("name", "") == name) return t.value("verdict", "");
   }
   return "";
@@ -100,16 +101,12 @@ TEST(GpuStreamRead, AnOutputZeroedBeforeTheWindowIsWrongUnderV2) {
   JudgeOutcome v2 = judge_stream_read(cheat, Action::kTest, {}, &log, WindowMethod::kV2);
   EXPECT_EQ(v2.code, ExitCode::kFailed) << log;
   for (const char* name : {"one_word", "odd_words"}) {
-    std::cerr << name << " under v2: " << test_verdict(v2.record, name) << "\n";
+    std::cerr << name << " under v2: " << case_verdict(v2.record, "tests", name) << "\n";
   }
-  EXPECT_EQ(test_verdict(v2.record, "odd_words"), "wrong_answer") << log;
+  EXPECT_EQ(case_verdict(v2.record, "tests", "odd_words"), "wrong_answer") << log;
   JudgeOutcome timed = judge_stream_read(cheat, Action::kRun, {"mb14"}, &log, WindowMethod::kV2);
   EXPECT_EQ(timed.code, ExitCode::kFailed) << log;
-  std::string mb14;
-  for (const auto& b : timed.record.value("benchmarks", nlohmann::json::array())) {
-    if (b.value("name", "") == "mb14") mb14 = b.value("verdict", "");
-  }
-  EXPECT_EQ(mb14, "wrong_answer") << log;
+  EXPECT_EQ(case_verdict(timed.record, "benchmarks", "mb14"), "wrong_answer") << log;
 }
 
 // Under kV2 the copy models come from the worker's own windows, so the delivery and the
