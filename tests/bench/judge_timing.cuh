@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -192,10 +193,12 @@ inline bool fill_set(const Spec& spec, const Challenge& ch, const CaseSpec& c, u
 /// drawn afresh. Each distinct list is generated and copied once and timed in every sample
 /// that replays it (the clean flush before each window leaves nothing of the last one on
 /// chip): generating the sets, not timing them, is what takes this program's minutes.
+/// `before_each`, where given, runs before each sample's flush and window (untimed).
 inline bool in_process_figure(const PreCall& pre, const std::string& challenge_dir,
                               const std::string& solution, const std::string& case_name, int calls,
                               int samples, double* us, std::string* err,
-                              const std::vector<std::vector<uint64_t>>& seeds = {}) {
+                              const std::vector<std::vector<uint64_t>>& seeds = {},
+                              const std::function<void()>& before_each = {}) {
   Spec spec;
   if (!load_spec(challenge_dir, &spec, err)) return false;
   std::unique_ptr<Challenge> ch = make_challenge(spec.name);
@@ -245,6 +248,7 @@ inline bool in_process_figure(const PreCall& pre, const std::string& challenge_d
     }
     // Sample s replays list s % distinct.
     for (int s = d; s < samples; s += distinct) {
+      if (before_each) before_each();
       if (!time_back_to_back(pre, calls, s, launch, &ms[size_t(s)], err)) return false;
     }
   }

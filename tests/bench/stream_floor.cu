@@ -15,11 +15,13 @@
 //              128 blocks or one per SM;
 //   cold       the best kernel's single call after the clean flush (no call before it).
 //
-// Usage: fp4arena_stream_floor [MIB ...] [--no-window-study] [--window-method v1|v2]
-//   MIB: 1, 14 or 138 (default all three, for the rows and the window study); exit 2 on
-//   anything else. --window-method v2 judges with the copy models measured in the worker's
-//   own windows (harness/verdict.h, WindowMethod), to compare with the judge's v1. Needs
-//   sm_90 and the fp4arena_worker next to it.
+// Usage: fp4arena_stream_floor [MIB ...] [--no-window-study] [--tlb-study]
+//                              [--window-method v1|v2]
+//   MIB: 1, 14 or 138 (default all three, for the rows and the studies); exit 2 on anything
+//   else. --window-method v2 judges with the copy models measured in the worker's own windows
+//   (harness/verdict.h, WindowMethod), to compare with the judge's v1. --tlb-study adds the
+//   in-process figure with the inputs' address translations evicted before each window
+//   (tlb_study below). Needs sm_90 and the fp4arena_worker next to it.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -94,6 +96,19 @@ __global__ void __launch_bounds__(kThreads)
   if (acc == 0x9E3779B9u) *sink = 1;
 }
 
+// One 4-byte load every 64 KiB of `bytes` (64 KiB and 2 MiB pages alike): every page of the
+// buffer is translated, and next to nothing of it is left in L2 for the flush to clear.
+__global__ void touch_pages(const uint8_t* p, size_t bytes, unsigned* sink) {
+  constexpr size_t kStep = size_t(64) << 10;
+  const size_t stride = size_t(gridDim.x) * blockDim.x * kStep;
+  unsigned acc = 0;
+  for (size_t off = (size_t(blockIdx.x) * blockDim.x + threadIdx.x) * kStep; off < bytes;
+       off += stride) {
+    acc ^= *reinterpret_cast<const unsigned*>(p + off);
+  }
+  if (acc == 0x9E3779B9u) *sink = 1;
+}
+
 constexpr const char* kProgram = "fp4arena_stream_floor";
 void check(cudaError_t e, const char* what) {
   fp4arena::bench::check_or_exit(kProgram, e, what);
@@ -134,16 +149,66 @@ bool window_study(const fp4arena::PreCall& pre, const std::string& dir, const st
   return true;
 }
 
+// Is the judge's excess the worker's cold address translation? In a window the worker's
+// context reads inputs the judge's context has just written, after a context switch; the
+// in-process figure reads buffers its own earlier samples translated. Judged and in-process
+// us per call beside the in-process figure with a 16 GiB buffer (at most half the free
+// memory) touched a page at a time before each sample's flush and window, which leaves the
+// TLBs holding its pages instead of the inputs'.
+bool tlb_study(const fp4arena::PreCall& pre, const std::string& dir, const std::string& solution,
+               const std::vector<std::string>& names, fp4arena::WindowMethod method,
+               unsigned* sink) {
+  size_t free_bytes = 0, total = 0;
+  check(cudaMemGetInfo(&free_bytes, &total), "cudaMemGetInfo");
+  const size_t evict_bytes = std::min(size_t(16) << 30, free_bytes / 2);
+  uint8_t* evict = nullptr;
+  check(cudaMalloc(&evict, evict_bytes), "cudaMalloc of the eviction buffer");
+  check(cudaMemset(evict, 0x35, evict_bytes), "cudaMemset of the eviction buffer");
+  auto touch = [&] {
+    touch_pages<<<132, 256>>>(evict, evict_bytes, sink);
+    check(cudaDeviceSynchronize(), "the page-touching kernel");
+  };
+  std::printf(
+      "\nTLB study: us per call; touched (t): in-process (ip) after touching %.1f GiB a "
+      "page at a time; j: judged\n",
+      double(evict_bytes) / double(size_t(1) << 30));
+  std::printf("%10s %5s | %9s %9s %9s | %8s %8s\n", "MiB", "calls", "judged", "in-proc", "touched",
+              "j - ip", "t - ip");
+  bool ok = true;
+  for (const std::string& name : names) {
+    fp4arena::bench::JudgedFigure j;
+    double plain = 0, touched = 0;
+    std::string err;
+    if (!fp4arena::bench::judged_figure(dir, solution, name, &j, &err, 1.0, method) ||
+        !fp4arena::bench::in_process_figure(pre, dir, solution, name, j.calls_per_sample, 21,
+                                            &plain, &err, j.sample_seeds) ||
+        !fp4arena::bench::in_process_figure(pre, dir, solution, name, j.calls_per_sample, 21,
+                                            &touched, &err, j.sample_seeds, touch)) {
+      std::fprintf(stderr, "%s: %s\n", kProgram, err.c_str());
+      ok = false;
+      break;
+    }
+    const double judged = j.median_ms * 1000.0;
+    std::printf("%10s %5d | %9.2f %9.2f %9.2f | %+8.2f %+8.2f\n", name.c_str() + 2,
+                j.calls_per_sample, judged, plain, touched, judged - plain, touched - plain);
+  }
+  cudaFree(evict);
+  return ok;
+}
+
 // The case names (mb1, mb14, mb138) the arguments ask for, whether to run the window study
-// and the window method; false on an argument it does not know.
-bool parse_args(int argc, char** argv, std::vector<std::string>* names, bool* study,
+// and the TLB study, and the window method; false on an argument it does not know.
+bool parse_args(int argc, char** argv, std::vector<std::string>* names, bool* study, bool* tlb,
                 fp4arena::WindowMethod* method) {
   *study = true;
+  *tlb = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const std::string next = i + 1 < argc ? argv[i + 1] : "";
     if (a == "--no-window-study") {
       *study = false;
+    } else if (a == "--tlb-study") {
+      *tlb = true;
     } else if (a == "1" || a == "14" || a == "138") {
       names->push_back("mb" + a);
     } else if (a == "--window-method" && fp4arena::bench::parse_window_method(next, method)) {
@@ -151,7 +216,7 @@ bool parse_args(int argc, char** argv, std::vector<std::string>* names, bool* st
     } else {
       std::fprintf(stderr,
                    "%s: unknown argument '%s'\nusage: %s [1|14|138 ...] [--no-window-study] "
-                   "[--window-method v1|v2]\n",
+                   "[--tlb-study] [--window-method v1|v2]\n",
                    kProgram, a.c_str(), kProgram);
       return false;
     }
@@ -164,9 +229,9 @@ int main(int argc, char** argv) {
   // Line-buffered even into a file: a run cut short by a time limit keeps its finished rows.
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   std::vector<std::string> names;
-  bool study = true;
+  bool study = true, tlb = false;
   fp4arena::WindowMethod method = fp4arena::kJudgeWindowMethod;
-  if (!parse_args(argc, argv, &names, &study, &method)) return 2;
+  if (!parse_args(argc, argv, &names, &study, &tlb, &method)) return 2;
   int sms = 0;
   cudaDeviceProp prop;
   fp4arena::PreCall pre;
@@ -237,5 +302,6 @@ int main(int argc, char** argv) {
         calls, judged_us, gbps(judged_us), inproc_us, gbps(inproc_us), best_us, gbps(best_us),
         best_name.c_str(), cold_us, gbps(cold_us), 100.0 * gbps(judged_us) / gbps(best_us));
   }
+  if (tlb && !tlb_study(pre, dir, solution, names, method, sink)) return 2;
   return !study || window_study(pre, dir, solution, names, method) ? 0 : 2;
 }
