@@ -192,7 +192,7 @@ inline bool fill_set(const Spec& spec, const Challenge& ch, const CaseSpec& c, u
 /// (w4a8's expert routing, say) is the same on both sides; without, every sample's sets are
 /// drawn afresh. Each distinct list is generated and copied once and timed in every sample
 /// that replays it (the clean flush before each window leaves nothing of the last one on
-/// chip): generating the sets, not timing them, is what takes this program's minutes.
+/// chip): generating a large case's list takes seconds, timing it about a millisecond.
 /// `before_each`, where given, runs before each sample's flush and window (untimed).
 inline bool in_process_figure(const PreCall& pre, const std::string& challenge_dir,
                               const std::string& solution, const std::string& case_name, int calls,
