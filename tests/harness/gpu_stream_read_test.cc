@@ -89,9 +89,9 @@ std::string case_verdict(const nlohmann::json& rec, const char* list, const std:
 // memset: a known limit); under kV2 the window poisons every output again, so it is wrong.
 // On an H200 (2026-12-01, two runs, with and without the fixture's host wait for its memset)
 // odd_words was wrong under kV2 but one_word passed, its side stream then made inside that
-// first call (now made when the solution loads; not yet run on a GPU): the test prints every
-// case's verdict and asserts odd_words's. A timed window (mb14, 104 calls) is where the
-// memset would be saved; it must fail too (not yet run on a GPU).
+// first call (now made when the solution loads): the test prints every case's verdict and
+// asserts odd_words's. A timed window (mb14, 104 calls) is where the memset would be saved;
+// it must fail too (it did, on an H200 on 2026-12-02; one_word's printed verdict was not kept).
 TEST(GpuStreamRead, AnOutputZeroedBeforeTheWindowIsWrongUnderV2) {
   FP4ARENA_SKIP_WITHOUT_GPU();
   const std::string cheat = "adversarial/stream_read/prezeroed_sum.cu";
