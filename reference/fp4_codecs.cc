@@ -27,33 +27,6 @@ float e2m1_decode(uint8_t code) {
   return (code & 0x8) ? -mag : mag;
 }
 
-uint8_t e2m1_encode_rne(float x) {
-  if (std::isnan(x)) return 0;
-  const uint8_t sign = std::signbit(x) ? 0x8 : 0x0;
-  const float a = std::fabs(x);
-  // Decision points are the midpoints between neighbouring magnitudes; at a tie the even
-  // code (mantissa bit 0) wins, which is why the comparison flips between <= and <.
-  uint8_t mag;
-  if (a <= 0.25f) {
-    mag = 0;  // tie 0 | 0.5 -> 0
-  } else if (a < 0.75f) {
-    mag = 1;  // tie 0.5 | 1 -> 1
-  } else if (a <= 1.25f) {
-    mag = 2;  // tie 1 | 1.5 -> 1
-  } else if (a < 1.75f) {
-    mag = 3;  // tie 1.5 | 2 -> 2
-  } else if (a <= 2.5f) {
-    mag = 4;  // tie 2 | 3 -> 2
-  } else if (a < 3.5f) {
-    mag = 5;  // tie 3 | 4 -> 4
-  } else if (a <= 5.0f) {
-    mag = 6;  // tie 4 | 6 -> 4
-  } else {
-    mag = 7;  // saturates, infinities included
-  }
-  return sign | mag;
-}
-
 namespace {
 
 float E4m3DecodeSlow(uint8_t code) {

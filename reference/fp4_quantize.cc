@@ -51,16 +51,19 @@ Rounded E2m1Round(float v, bool exact) {
   const uint8_t code = e2m1_encode_rne(v);
   Rounded r{code, code, code};
   if (std::isnan(v)) return r;
-  // kMid[k]: the boundary between magnitude codes k and k + 1 (exact midpoints).
-  static constexpr float kMid[7] = {0.25f, 0.75f, 1.25f, 1.75f, 2.5f, 3.5f, 5.0f};
+  // The boundaries with the magnitude codes below and above (exact midpoints), -1 where there
+  // is none: no magnitude is near -1, so the tests below fail there without a branch on it.
+  static constexpr float kBelow[8] = {-1.0f, 0.25f, 0.75f, 1.25f, 1.75f, 2.5f, 3.5f, 5.0f};
+  static constexpr float kAbove[8] = {0.25f, 0.75f, 1.25f, 1.75f, 2.5f, 3.5f, 5.0f, -1.0f};
   const float a = std::fabs(v);
   const int mag = code & 0x7;
-  for (int nb : {mag - 1, mag + 1}) {
-    if (nb < 0 || nb > 7) continue;
-    const float b = kMid[std::min(mag, nb)];
-    if (NearBoundary(a, b, exact)) r.alt = static_cast<uint8_t>((code & 0x8) | nb);
-    if (ExactMidpoint(a, b, exact)) r.mid_alt = static_cast<uint8_t>((code & 0x8) | nb);
-  }
+  const uint8_t below = static_cast<uint8_t>((code & 0x8) | (mag - 1));
+  const uint8_t above = static_cast<uint8_t>((code & 0x8) | (mag + 1));
+  // The code below first, then the one above (which wins where both are near).
+  if (NearBoundary(a, kBelow[mag], exact)) r.alt = below;
+  if (ExactMidpoint(a, kBelow[mag], exact)) r.mid_alt = below;
+  if (NearBoundary(a, kAbove[mag], exact)) r.alt = above;
+  if (ExactMidpoint(a, kAbove[mag], exact)) r.mid_alt = above;
   return r;
 }
 
@@ -151,9 +154,8 @@ void Fold(const Variants& variants, int n, size_t blk, QuantizedFp4* q) {
     // The other code to name: the element's own near-tie neighbour first, else the lowest
     // other code some variant produced.
     uint8_t alt = own.alt;
-    for (int c = 0; alt == own.code && c < 16; ++c) {
-      if (c != own.code && ((accept >> c) & 1)) alt = static_cast<uint8_t>(c);
-    }
+    const unsigned others = accept & ~(1u << own.code);
+    if (alt == own.code && others != 0) alt = static_cast<uint8_t>(__builtin_ctz(others));
     const size_t e = blk * n + i;
     const int shift = (e & 1) ? 4 : 0;
     q->packed[e / 2] = static_cast<uint8_t>(q->packed[e / 2] | (own.code << shift));
@@ -184,10 +186,14 @@ QuantizedFp4 Allocate(int rows, int cols, int block) {
   return q;
 }
 
-// max |x| over n values; NaN left out (std::fmax), as in nvfp4_quantize.
+// max |x| over n values; NaN left out, as std::fmax(m, |x|) would (m is never NaN, so a
+// NaN |x| loses the comparison), as in nvfp4_quantize. A comparison, not a libm call.
 float AbsMax(const float* x, size_t n) {
   float m = 0.0f;
-  for (size_t i = 0; i < n; ++i) m = std::fmax(m, std::fabs(x[i]));
+  for (size_t i = 0; i < n; ++i) {
+    const float a = std::fabs(x[i]);
+    if (a > m) m = a;
+  }
   return m;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <utility>
 
 #include "harness/rng.h"
 #include "harness/validate.h"
@@ -90,6 +91,108 @@ float tiny_value(Rng& rng, bool subnormal_only) {
   }
   return bf16_round(std::ldexp(float(1.0 + rng.uniform()), -126 + int(rng.below(11)))) *
          sign_of(rng);
+}
+
+// The random generators, by name (the fixed examples are made apart).
+enum class Generator {
+  kNormal,
+  kOutlier,
+  kZeros,
+  kZeroBlocks,
+  kMidpoints,
+  kSaturate,
+  kScaleEdges,
+  kSubnormals,
+  kWideRange,
+  kActivations,
+  kWeights
+};
+
+Generator generator_of(const std::string& name) {
+  static const std::pair<const char*, Generator> kNames[] = {
+      {"normal", Generator::kNormal},
+      {"outlier", Generator::kOutlier},
+      {"zeros", Generator::kZeros},
+      {"zero_blocks", Generator::kZeroBlocks},
+      {"midpoints", Generator::kMidpoints},
+      {"saturate", Generator::kSaturate},
+      {"scale_edges", Generator::kScaleEdges},
+      {"subnormals", Generator::kSubnormals},
+      {"wide_range", Generator::kWideRange},
+      {"activations", Generator::kActivations},
+      {"weights", Generator::kWeights}};
+  for (const auto& n : kNames) {
+    if (name == n.first) return n.second;
+  }
+  return Generator::kZeros;  // not reached: the caller checked the name
+}
+
+// Block `index` (row-major over the tensor's blocks) of generator g: B values into b, drawn
+// from brng. `row_scale` is the weights' per-row scale; `outlier` the activations' outlier
+// flag of each of the block's columns.
+void fill_block(Generator g, QuantFormat f, uint64_t index, float row_scale, const uint8_t* outlier,
+                Rng& brng, float* b) {
+  const int B = quant_block(f);
+  const bool nv = f != QuantFormat::kMxfp4;
+  switch (g) {
+    case Generator::kNormal:
+    case Generator::kOutlier:
+      for (int i = 0; i < B; ++i) b[i] = bf16_round(float(brng.normal()));
+      break;
+    case Generator::kZeroBlocks: {
+      const bool zero = index == 1 || (index != 0 && brng.below(3) == 0);
+      for (int i = 0; i < B; ++i) b[i] = zero ? 0.0f : bf16_round(float(brng.normal()));
+      break;
+    }
+    case Generator::kMidpoints: {
+      // Block scales 2^j: E4M3 normal and subnormal powers of two (NVFP4), any E8M0 one
+      // in a wide range (MXFP4).
+      const int j = nv ? int(brng.below(18)) - 9 : int(brng.below(61)) - 30;
+      const float unit = nv ? std::ldexp(1.0f, j) / design_gs(f) : std::ldexp(1.0f, j);
+      midpoint_block(f, unit, brng, b);
+      break;
+    }
+    case Generator::kSaturate:
+      saturate_block(f, brng, b);
+      break;
+    case Generator::kScaleEdges: {
+      // bmax exactly 6 * 2^j (scale 2^j, an element at 6) or the next BF16 above it (scale
+      // 2^(j+1): rounding the scale down instead saturates that element).
+      const int j = int(brng.below(41)) - 20;
+      const bool above = brng.below(2) != 0;
+      const float bmax = std::ldexp(above ? 6.0f * (1.0f + 1.0f / 128.0f) : 6.0f, j);
+      for (int i = 0; i < B; ++i) {
+        b[i] = i == 0 ? bmax : bf16_round(bmax * float(brng.uniform()) * sign_of(brng));
+      }
+      shuffle(b, B, brng);
+      break;
+    }
+    case Generator::kSubnormals: {
+      // Seven blocks in ten hold subnormals only (their codes are not all zero); the rest
+      // mix in normal values, next to which the subnormals round to zero.
+      const bool only = brng.below(10) < 7;
+      for (int i = 0; i < B; ++i) b[i] = tiny_value(brng, only);
+      break;
+    }
+    case Generator::kWideRange: {
+      const int e = int(brng.below(81)) - 40;
+      for (int i = 0; i < B; ++i) b[i] = bf16_round(std::ldexp(float(brng.normal()), e));
+      break;
+    }
+    case Generator::kActivations:
+      for (int i = 0; i < B; ++i) {
+        float v = float(brng.normal());
+        if (outlier[i]) v *= 20.0f;  // outlier channel
+        if (brng.below(1000) == 0) v *= 10.0f + 40.0f * float(brng.uniform());
+        b[i] = bf16_round(v);
+      }
+      break;
+    case Generator::kWeights:
+      for (int i = 0; i < B; ++i) b[i] = bf16_round(float(brng.normal()) * row_scale);
+      break;
+    case Generator::kZeros:
+      break;
+  }
 }
 
 bool fixed_example(const std::string& name, QuantFormat f, int64_t M, int64_t K,
@@ -212,66 +315,34 @@ bool make_quantize_input(const std::string& name, QuantFormat f, int64_t M, int6
     return fixed_example(name, f, M, K, x, err);
   }
   x->assign(size_t(M * K), 0.0f);
+  const Generator g = generator_of(name);
   const bool nv = f != QuantFormat::kMxfp4;
   // Element (0, 0) carries the designed amax of the generators that need one.
-  const bool pinned_amax = nv && (name == "midpoints" || name == "saturate");
+  const bool pinned_amax = nv && (g == Generator::kMidpoints || g == Generator::kSaturate);
   const int64_t outlier_at = int64_t(Rng(seed, 7, 0).next() % uint64_t(M * K));
   const float outlier = 30000.0f * (Rng(seed, 7, 1).next() & 1 ? -1.0f : 1.0f);
+  // The activations' outlier channels: one column in 64, the same in every row.
+  std::vector<uint8_t> outlier_column;
+  if (g == Generator::kActivations) {
+    outlier_column.resize(size_t(K));
+    for (int64_t c = 0; c < K; ++c)
+      outlier_column[size_t(c)] = Rng(seed, 3, uint64_t(c)).below(64) == 0;
+  }
   cpu_gemm::ParallelFor(cpu_gemm::ResolveThreads(0), size_t(M), [&](size_t row) {
     const int64_t r = int64_t(row);
     float* xr = x->data() + r * K;
     Rng rng(seed, 1, uint64_t(r));
+    const float row_scale = g == Generator::kWeights
+                                ? 0.02f * (0.5f + 1.5f * float(Rng(seed, 4, uint64_t(r)).uniform()))
+                                : 1.0f;
     for (int64_t b0 = 0; b0 < K; b0 += B) {
-      float* b = xr + b0;
-      Rng brng(seed, 2, uint64_t(r * (K / B) + b0 / B));
-      if (name == "normal" || name == "outlier") {
-        for (int i = 0; i < B; ++i) b[i] = bf16_round(float(brng.normal()));
-      } else if (name == "zero_blocks") {
-        const int64_t index = r * (K / B) + b0 / B;
-        const bool zero = index == 1 || (index != 0 && brng.below(3) == 0);
-        for (int i = 0; i < B; ++i) b[i] = zero ? 0.0f : bf16_round(float(brng.normal()));
-      } else if (name == "midpoints") {
-        // Block scales 2^j: E4M3 normal and subnormal powers of two (NVFP4), any E8M0 one
-        // in a wide range (MXFP4).
-        const int j = nv ? int(brng.below(18)) - 9 : int(brng.below(61)) - 30;
-        const float unit = nv ? std::ldexp(1.0f, j) / design_gs(f) : std::ldexp(1.0f, j);
-        midpoint_block(f, unit, brng, b);
-      } else if (name == "saturate") {
-        saturate_block(f, brng, b);
-      } else if (name == "scale_edges") {
-        // bmax exactly 6 * 2^j (scale 2^j, an element at 6) or the next BF16 above it (scale
-        // 2^(j+1): rounding the scale down instead saturates that element).
-        const int j = int(brng.below(41)) - 20;
-        const bool above = brng.below(2) != 0;
-        const float bmax = std::ldexp(above ? 6.0f * (1.0f + 1.0f / 128.0f) : 6.0f, j);
-        for (int i = 0; i < B; ++i) {
-          b[i] = i == 0 ? bmax : bf16_round(bmax * float(brng.uniform()) * sign_of(brng));
-        }
-        shuffle(b, B, brng);
-      } else if (name == "subnormals") {
-        // Seven blocks in ten hold subnormals only (their codes are not all zero); the rest
-        // mix in normal values, next to which the subnormals round to zero.
-        const bool only = brng.below(10) < 7;
-        for (int i = 0; i < B; ++i) b[i] = tiny_value(brng, only);
-      } else if (name == "wide_range") {
-        const int e = int(brng.below(81)) - 40;
-        for (int i = 0; i < B; ++i) b[i] = bf16_round(std::ldexp(float(brng.normal()), e));
-      } else if (name == "activations") {
-        for (int i = 0; i < B; ++i) {
-          const int64_t c = b0 + i;
-          float v = float(brng.normal());
-          if (Rng(seed, 3, uint64_t(c)).below(64) == 0) v *= 20.0f;  // outlier channel
-          if (brng.below(1000) == 0) v *= 10.0f + 40.0f * float(brng.uniform());
-          b[i] = bf16_round(v);
-        }
-      } else if (name == "weights") {
-        const float row_scale = 0.02f * (0.5f + 1.5f * float(Rng(seed, 4, uint64_t(r)).uniform()));
-        for (int i = 0; i < B; ++i) b[i] = bf16_round(float(brng.normal()) * row_scale);
-      }
-      // "zeros": nothing to do.
+      const uint64_t index = uint64_t(r * (K / B) + b0 / B);
+      Rng brng(seed, 2, index);
+      fill_block(g, f, index, row_scale, outlier_column.data() + (outlier_column.empty() ? 0 : b0),
+                 brng, xr + b0);
     }
     if (r == 0 && pinned_amax) {
-      if (name == "midpoints" && f == QuantFormat::kNvfp4Rule1) {
+      if (g == Generator::kMidpoints && f == QuantFormat::kNvfp4Rule1) {
         midpoint_block(f, 1.0f, rng, xr);  // amax 6: block scale 256, a power of two
         for (int i = 0; i < 16; ++i) {
           if (std::fabs(xr[i]) == 6.0f) std::swap(xr[i], xr[0]);
@@ -281,10 +352,9 @@ bool make_quantize_input(const std::string& name, QuantFormat f, int64_t M, int6
         xr[0] = design_amax(f);
       }
     }
-    if (name == "subnormals" && r == 0) xr[0] = std::ldexp(1.0f, -114);
-    (void)rng;
+    if (g == Generator::kSubnormals && r == 0) xr[0] = std::ldexp(1.0f, -114);
   });
-  if (name == "outlier") (*x)[size_t(outlier_at)] = outlier;
+  if (g == Generator::kOutlier) (*x)[size_t(outlier_at)] = outlier;
   return true;
 }
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 
 #include "challenges/nvfp4_quantize/quantize_inputs.h"
@@ -388,6 +389,94 @@ TEST_F(Mxfp4QuantizeChallenge, MidpointsRejectHalfAwayAndScaleEdgesRejectTheFloo
   OutputReport r = judge(d, e, "scales", floored);
   EXPECT_FALSE(r.passed);
   EXPECT_EQ(r.mismatches, int64_t(differ));
+}
+
+// The generators' values and the reference's answers are pinned: a change to either (a
+// speed-up of the generators or the oracle, say) must leave every bit as it was, or it changes
+// every seeded case and what the records' seeds replay. FNV-1a of each generator's 37 x 352
+// tensor (seed 5) with the reference's codes, accept masks and scales of it. On a deliberate
+// change, bump the spec_version and paste the table this test prints.
+uint64_t fnv1a(uint64_t h, const void* data, size_t n) {
+  const uint8_t* b = static_cast<const uint8_t*>(data);
+  for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ull;
+  return h;
+}
+
+template <typename T>
+uint64_t fnv1a(uint64_t h, const std::vector<T>& v) {
+  return fnv1a(h, v.data(), v.size() * sizeof(T));
+}
+
+uint64_t pinned_hash(QuantFormat f, const std::string& generator) {
+  std::vector<float> x;
+  std::string err;
+  EXPECT_TRUE(make_quantize_input(generator, f, 37, 352, 5, &x, &err)) << generator << ": " << err;
+  const QuantizedFp4 q = f == QuantFormat::kMxfp4
+                             ? mxfp4_quantize_ref(x.data(), 37, 352)
+                             : nvfp4_quantize_ref(x.data(), 37, 352, f == QuantFormat::kNvfp4Rule1);
+  uint64_t h = fnv1a(1469598103934665603ull, x);
+  for (const std::vector<uint8_t>* v : {&q.packed, &q.packed_alt, &q.element_tie, &q.scales,
+                                        &q.scales_alt, &q.scale_tie, &q.scale_options}) {
+    h = fnv1a(h, *v);
+  }
+  for (const std::vector<uint16_t>* v :
+       {&q.element_accept, &q.element_accept_gs_up, &q.element_accept_gs_down}) {
+    h = fnv1a(h, *v);
+  }
+  return fnv1a(h, &q.global_scale, sizeof q.global_scale);
+}
+
+TEST(QuantizeGenerators, ValuesAndReferenceAnswersArePinned) {
+  struct Pin {
+    QuantFormat format;
+    const char* generator;
+    uint64_t hash;
+  };
+  const Pin pins[] = {
+      {QuantFormat::kNvfp4Rule0, "normal", 0xe5e2c7bca666ac45ull},
+      {QuantFormat::kNvfp4Rule0, "zeros", 0xb25f9a074b0851e2ull},
+      {QuantFormat::kNvfp4Rule0, "zero_blocks", 0x28de1e0ec5ded359ull},
+      {QuantFormat::kNvfp4Rule0, "midpoints", 0xadc7139e398938f8ull},
+      {QuantFormat::kNvfp4Rule0, "saturate", 0x463df6282d19452aull},
+      {QuantFormat::kNvfp4Rule0, "subnormals", 0xe6154e91ec04338bull},
+      {QuantFormat::kNvfp4Rule0, "outlier", 0x8dfa1473eeb7ccf2ull},
+      {QuantFormat::kNvfp4Rule0, "wide_range", 0xe26fe21c6d5061abull},
+      {QuantFormat::kNvfp4Rule0, "activations", 0xbcf5bd06f1580a8cull},
+      {QuantFormat::kNvfp4Rule0, "weights", 0xe2f3b10e9cdfa7c8ull},
+      {QuantFormat::kNvfp4Rule1, "normal", 0x41cd854b67b2f03cull},
+      {QuantFormat::kNvfp4Rule1, "zeros", 0xb25f9a074b0851e2ull},
+      {QuantFormat::kNvfp4Rule1, "zero_blocks", 0x597fc90951295111ull},
+      {QuantFormat::kNvfp4Rule1, "midpoints", 0xf1749a8420e7ddacull},
+      {QuantFormat::kNvfp4Rule1, "saturate", 0x38fc345b2d2372feull},
+      {QuantFormat::kNvfp4Rule1, "subnormals", 0x2cccc23f8a686d65ull},
+      {QuantFormat::kNvfp4Rule1, "outlier", 0x2ee10cad87627906ull},
+      {QuantFormat::kNvfp4Rule1, "wide_range", 0xcc529f0162f1f4e7ull},
+      {QuantFormat::kNvfp4Rule1, "activations", 0xa2df245af521a6a0ull},
+      {QuantFormat::kNvfp4Rule1, "weights", 0x599ed0524aedf714ull},
+      {QuantFormat::kMxfp4, "normal", 0x737c3b9d5f1048b0ull},
+      {QuantFormat::kMxfp4, "zeros", 0x60ac5fee094788e4ull},
+      {QuantFormat::kMxfp4, "zero_blocks", 0xae6677b771915ce5ull},
+      {QuantFormat::kMxfp4, "midpoints", 0xad2f0b4030beb47cull},
+      {QuantFormat::kMxfp4, "scale_edges", 0x292572258f3a5c85ull},
+      {QuantFormat::kMxfp4, "subnormals", 0xf5ba0f814fa4f67dull},
+      {QuantFormat::kMxfp4, "outlier", 0x0d108467875d11f1ull},
+      {QuantFormat::kMxfp4, "wide_range", 0x97973b909abbcb8eull},
+      {QuantFormat::kMxfp4, "activations", 0x2754cf9110dd0605ull},
+      {QuantFormat::kMxfp4, "weights", 0xe446e4576d83ff1dull},
+  };
+  std::string table;
+  for (const Pin& p : pins) {
+    const uint64_t got = pinned_hash(p.format, p.generator);
+    char line[160];
+    std::snprintf(line, sizeof line, "      {QuantFormat::%s, \"%s\", 0x%016llxull},\n",
+                  p.format == QuantFormat::kMxfp4        ? "kMxfp4"
+                  : p.format == QuantFormat::kNvfp4Rule1 ? "kNvfp4Rule1"
+                                                         : "kNvfp4Rule0",
+                  p.generator, static_cast<unsigned long long>(got));
+    table += line;
+    EXPECT_EQ(got, p.hash) << p.generator;
+  }
+  if (HasFailure()) std::printf("the pins as they are now:\n%s", table.c_str());
 }
 
 }  // namespace
