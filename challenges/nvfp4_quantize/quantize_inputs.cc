@@ -325,8 +325,9 @@ bool make_quantize_input(const std::string& name, QuantFormat f, int64_t M, int6
   std::vector<uint8_t> outlier_column;
   if (g == Generator::kActivations) {
     outlier_column.resize(size_t(K));
-    for (int64_t c = 0; c < K; ++c)
+    for (int64_t c = 0; c < K; ++c) {
       outlier_column[size_t(c)] = Rng(seed, 3, uint64_t(c)).below(64) == 0;
+    }
   }
   cpu_gemm::ParallelFor(cpu_gemm::ResolveThreads(0), size_t(M), [&](size_t row) {
     const int64_t r = int64_t(row);
