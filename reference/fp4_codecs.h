@@ -25,8 +25,8 @@ inline uint8_t e2m1_encode_rne(float x) {
   // Above 5 the code is 7 (6), saturating (infinities included). The magnitude code is the
   // number of decision points passed, counted without branches (random data mispredicts a
   // chain of them).
-  const uint8_t mag = static_cast<uint8_t>((a > 0.25f) + (a >= 0.75f) + (a > 1.25f) +
-                                           (a >= 1.75f) + (a > 2.5f) + (a >= 3.5f) + (a > 5.0f));
+  const uint8_t mag = static_cast<uint8_t>((a > 0.25f) + (a >= 0.75f) + (a > 1.25f) + (a >= 1.75f) +
+                                           (a > 2.5f) + (a >= 3.5f) + (a > 5.0f));
   return sign | mag;
 }
 
