@@ -11,11 +11,10 @@ constexpr float kE2m1Magnitudes[8] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 
 
 // Round-half-to-even of a non-negative float that is small enough (< 2^23) for the floor to
 // be exact. Written out instead of std::nearbyint so the result never depends on the
-// thread's floating-point rounding mode.
+// thread's floating-point rounding mode. For q >= 0 the conversion's truncation is the floor.
 int RoundHalfEven(float q) {
-  const float fl = std::floor(q);
-  const float frac = q - fl;  // exact: q and fl share an exponent range below 2^23
-  int n = static_cast<int>(fl);
+  int n = static_cast<int>(q);
+  const float frac = q - static_cast<float>(n);  // exact: q and n share an exponent range
   if (frac > 0.5f || (frac == 0.5f && (n & 1) != 0)) ++n;
   return n;
 }
@@ -63,17 +62,17 @@ uint8_t e4m3_encode_rne(float x) {
     // rounding up into the first normal binade needs no special case.
     return sign | static_cast<uint8_t>(RoundHalfEven(a * 512.0f));
   }
-  int e2;
-  std::frexp(a, &e2);                           // a = f * 2^e2, f in [0.5, 1)
-  const int e = e2 - 1;                         // a in [2^e, 2^(e+1)), e in [-6, 8]
-  int m = RoundHalfEven(std::ldexp(a, 3 - e));  // 8..16 quanta of 2^(e-3)
-  int biased = e + 7;
-  if (m == 16) {
-    m = 8;
-    ++biased;
-  }
-  // a < 448 keeps this at or below 0x7E: at e = 8, m <= 14.
-  return sign | static_cast<uint8_t>((biased << 3) | (m - 8));
+  // A normal float in [2^-6, 448): its exponent e in [-6, 8] and 23 mantissa bits, of which
+  // E4M3 keeps 3, rounded half to even on the 20 below. A carry out of the 3 bits moves into
+  // the exponent field by itself (mantissa 7 + 1 is the next binade's 0); a < 448 keeps the
+  // code at or below 0x7E.
+  uint32_t bits;
+  std::memcpy(&bits, &a, sizeof bits);
+  const uint32_t e = (bits >> 23) - 127;
+  const uint32_t kept = (bits >> 20) & 0x7u, rest = bits & 0xFFFFFu;
+  uint32_t code = ((e + 7) << 3) | kept;
+  if (rest > 0x80000u || (rest == 0x80000u && (kept & 1u) != 0)) ++code;
+  return sign | static_cast<uint8_t>(code);
 }
 
 float e8m0_decode(uint8_t code) {
