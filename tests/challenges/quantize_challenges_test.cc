@@ -411,9 +411,9 @@ uint64_t pinned_hash(QuantFormat f, const std::string& generator) {
   std::vector<float> x;
   std::string err;
   EXPECT_TRUE(make_quantize_input(generator, f, 37, 352, 5, &x, &err)) << generator << ": " << err;
-  const QuantizedFp4 q = f == QuantFormat::kMxfp4
-                             ? mxfp4_quantize_ref(x.data(), 37, 352)
-                             : nvfp4_quantize_ref(x.data(), 37, 352, f == QuantFormat::kNvfp4Rule1);
+  const int rule = f == QuantFormat::kNvfp4Rule1 ? kNvfp4RuleFourOverSix : kNvfp4RuleStatic6;
+  const QuantizedFp4 q = f == QuantFormat::kMxfp4 ? mxfp4_quantize_ref(x.data(), 37, 352)
+                                                  : nvfp4_quantize_ref(x.data(), 37, 352, rule);
   uint64_t h = fnv1a(1469598103934665603ull, x);
   for (const std::vector<uint8_t>* v : {&q.packed, &q.packed_alt, &q.element_tie, &q.scales,
                                         &q.scales_alt, &q.scale_tie, &q.scale_options}) {
