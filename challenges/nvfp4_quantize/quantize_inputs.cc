@@ -108,7 +108,8 @@ enum class Generator {
   kWeights
 };
 
-Generator generator_of(const std::string& name) {
+// The random generator named `name`: false when there is none (the examples are not).
+bool find_generator(const std::string& name, Generator* g) {
   static const std::pair<const char*, Generator> kNames[] = {
       {"normal", Generator::kNormal},
       {"outlier", Generator::kOutlier},
@@ -122,9 +123,12 @@ Generator generator_of(const std::string& name) {
       {"activations", Generator::kActivations},
       {"weights", Generator::kWeights}};
   for (const auto& n : kNames) {
-    if (name == n.first) return n.second;
+    if (name == n.first) {
+      *g = n.second;
+      return true;
+    }
   }
-  return Generator::kZeros;  // not reached: the caller checked the name
+  return false;
 }
 
 // Block `index` (row-major over the tensor's blocks) of generator g: B values into b, drawn
@@ -290,14 +294,13 @@ std::vector<float> bf16_buffer_values(const std::vector<uint8_t>& bytes) {
 }
 
 bool quantize_generator_known(const std::string& name, QuantFormat f) {
-  for (const char* n : {"example", "normal", "zeros", "zero_blocks", "midpoints", "subnormals",
-                        "outlier", "wide_range", "activations", "weights"}) {
-    if (name == n) return true;
-  }
+  if (name == "example") return true;
   if (name == "example_four_over_six") return f == QuantFormat::kNvfp4Rule1;
-  if (name == "saturate") return f != QuantFormat::kMxfp4;
-  if (name == "scale_edges") return f == QuantFormat::kMxfp4;
-  return false;
+  Generator g;
+  if (!find_generator(name, &g)) return false;
+  if (g == Generator::kSaturate) return f != QuantFormat::kMxfp4;
+  if (g == Generator::kScaleEdges) return f == QuantFormat::kMxfp4;
+  return true;
 }
 
 bool make_quantize_input(const std::string& name, QuantFormat f, int64_t M, int64_t K,
@@ -315,7 +318,8 @@ bool make_quantize_input(const std::string& name, QuantFormat f, int64_t M, int6
     return fixed_example(name, f, M, K, x, err);
   }
   x->assign(size_t(M * K), 0.0f);
-  const Generator g = generator_of(name);
+  Generator g = Generator::kZeros;
+  find_generator(name, &g);  // known: checked above
   const bool nv = f != QuantFormat::kMxfp4;
   // Element (0, 0) carries the designed amax of the generators that need one.
   const bool pinned_amax = nv && (g == Generator::kMidpoints || g == Generator::kSaturate);
