@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -84,8 +85,10 @@ TEST(Cli, ReportRebuildsASweepPageFromItsJson) {
 // over, the remote judge runs with its output shown, its exit code comes back, and the files
 // sent are removed. ssh failing and a host that cannot go into a command line are errors.
 TEST(Cli, RemoteJudgesThroughSshAndCleansUp) {
-  const std::string home =
-      ::testing::TempDir() + "/fp4arena-remote-home-" + std::to_string(getpid());
+  // A fresh folder each run (a pid-named one left by an earlier run, killed or not, would
+  // hold the symlink already), removed at the end.
+  std::string home = ::testing::TempDir() + "/fp4arena-remote-home-XXXXXX";
+  ASSERT_NE(mkdtemp(home.data()), nullptr) << home;
   std::string err;
   ASSERT_TRUE(make_dirs(home + "/fp4arena", &err)) << err;
   ASSERT_EQ(
@@ -132,6 +135,8 @@ TEST(Cli, RemoteJudgesThroughSshAndCleansUp) {
   EXPECT_EQ(r.exit_code, int(ExitCode::kUsage)) << r.output;
   unsetenv("FP4ARENA_SSH");
   unsetenv("FAKE_SSH_HOME");
+  std::error_code ec;
+  std::filesystem::remove_all(home, ec);
 }
 
 TEST(Cli, ABareChallengeNameResolvesUnderChallenges) {
