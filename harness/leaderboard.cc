@@ -175,11 +175,17 @@ std::string unranked_reason(const SubmitRecord& r) {
   }
   if (r.partial) return "not ranked: a partial run (only_cases)";
   if (!r.score_valid || !r.score) return "not ranked: score invalid (" + r.score_reason + ")";
-  if (r.timing_method != kTimingMethod) {
+  if (r.timing_method.empty()) {
     return std::string(
                "not ranked: timed by an earlier method (the worker's own events, held to the "
                "judge's clocks by a margin), not by the judge's own clock (") +
            kTimingMethod + "): submit it again to rank it";
+  }
+  if (r.timing_method != kTimingMethod) {
+    return "not ranked: timed by " + r.timing_method +
+           ", the judge's earlier window method (docs/judging.md): submit it again to rank it "
+           "under " +
+           kTimingMethod;
   }
   return "";
 }

@@ -326,11 +326,14 @@ struct Parsed {
 
 // Fields common to both schemas at the top of a record.
 void read_header(FieldReader& f, const json& root, SubmitRecord& r) {
-  // Older records describe their timing method in words; only the current method's name
-  // makes a record rankable.
+  // Records of judge 0.2 and earlier describe their timing method in words; a record keeps
+  // the name of one of the judge's window methods only (the board ranks kTimingMethod's).
   auto method = root.is_object() ? root.find("timing_method") : root.end();
-  if (method != root.end() && method->is_string() && method->get<std::string>() == kTimingMethod) {
-    r.timing_method = kTimingMethod;
+  if (method != root.end() && method->is_string()) {
+    for (WindowMethod m : {WindowMethod::kV1, WindowMethod::kV2}) {
+      if (method->get<std::string>() == window_method_name(m))
+        r.timing_method = window_method_name(m);
+    }
   }
   r.judge_version = f.string(root, "", "judge_version");
   if (f.ok() && !is_version(r.judge_version))

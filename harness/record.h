@@ -83,9 +83,9 @@ struct SubmitRecord {
   bool passed = false;
   /// The judge's "action" where the record has one ("submit"; empty when absent).
   std::string action;
-  /// The record's "timing_method" where it names one of the judge's methods (verdict.h,
-  /// kTimingMethod); empty for older records, whose "timing_method" is a description. Only
-  /// records of the current method are ranked.
+  /// The record's "timing_method" where it names one of the judge's window methods
+  /// (verdict.h, window_method_name); empty for records of judge 0.2 and earlier, whose
+  /// "timing_method" is a description. Only records of kTimingMethod are ranked.
   std::string timing_method;
   /// True when the record has a non-empty "only_cases": a run over some cases only.
   bool partial = false;

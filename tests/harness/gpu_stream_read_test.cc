@@ -20,7 +20,7 @@ using testing_util::source_dir;
 // The judge's record of `solution` (a path under tests/solutions) on stream_read.
 JudgeOutcome judge_stream_read(const std::string& solution, Action action,
                                const std::vector<std::string>& cases, std::string* log,
-                               WindowMethod method = WindowMethod::kV1) {
+                               WindowMethod method = kJudgeWindowMethod) {
   JudgeOptions o;
   o.window_method = method;
   o.challenge_dir = source_dir() + "/tests/challenges/stream_read";
@@ -85,8 +85,9 @@ std::string case_verdict(const nlohmann::json& rec, const char* list, const std:
 
 // tests/solutions/adversarial/stream_read/prezeroed_sum.cu zeroes its output on a stream of
 // its own while the worker queues its calls, after the judge's poison and before the window,
-// and accumulates into it. Under kV1 that zero survives (the fixture is right, and saves the
-// memset: a known limit); under kV2 the window poisons every output again, so it is wrong.
+// and accumulates into it. Under kV1 (judge 0.3) that zero survived (the fixture is right, and
+// saves the memset); under kV2, the judge's since 0.4, the window poisons every output again,
+// so it is wrong.
 // On an H200 (2026-12-01, two runs, with and without the fixture's host wait for its memset)
 // odd_words was wrong under kV2 but one_word passed, its side stream then made inside that
 // first call (now made when the solution loads): the test prints every case's verdict and
@@ -96,7 +97,7 @@ TEST(GpuStreamRead, AnOutputZeroedBeforeTheWindowIsWrongUnderV2) {
   FP4ARENA_SKIP_WITHOUT_GPU();
   const std::string cheat = "adversarial/stream_read/prezeroed_sum.cu";
   std::string log;
-  JudgeOutcome v1 = judge_stream_read(cheat, Action::kTest, {}, &log);
+  JudgeOutcome v1 = judge_stream_read(cheat, Action::kTest, {}, &log, WindowMethod::kV1);
   EXPECT_EQ(v1.code, ExitCode::kPassed) << log;
   JudgeOutcome v2 = judge_stream_read(cheat, Action::kTest, {}, &log, WindowMethod::kV2);
   EXPECT_EQ(v2.code, ExitCode::kFailed) << log;

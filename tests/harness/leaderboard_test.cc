@@ -1060,19 +1060,41 @@ TEST(RankRecords, RecordsOfAnEarlierTimingMethodAreNotRanked) {
       << b.not_ranked[0].reason;
 }
 
-// A record's "timing_method" counts only where it names the current method exactly; older
-// records describe theirs in words.
-TEST(ParseRecord, OnlyTheCurrentTimingMethodNameCounts) {
+// A record's "timing_method" is kept only where it names one of the judge's window methods
+// exactly; records of judge 0.2 and earlier describe theirs in words.
+TEST(ParseRecord, OnlyAWindowMethodsNameIsKept) {
   json j = json::parse(slurp(kRecordsV2 + "/" + kW4a16));
-  for (const char* method : {"judge-window-v1", "per call: a blocking kernel ...", ""}) {
+  const std::vector<std::pair<std::string, std::string>> read_as = {
+      {"judge-window-v1", "judge-window-v1"},
+      {"judge-window-v2", "judge-window-v2"},
+      {"judge-window-v3", ""},
+      {"per call: a blocking kernel ...", ""},
+      {"", ""}};
+  for (const auto& [method, kept] : read_as) {
     j["timing_method"] = method;
     const fs::path path = fresh_dir("method") / "r.json";
     spit(path, j.dump(2));
     SubmitRecord r;
     std::string reason;
     ASSERT_TRUE(load_record(path.string(), &r, &reason)) << reason;
-    EXPECT_EQ(r.timing_method, std::string(method) == kTimingMethod ? kTimingMethod : "") << method;
+    EXPECT_EQ(r.timing_method, kept) << method;
   }
+}
+
+// A record of the judge's other window method is listed apart, named by its method, and never
+// ranked beside the judge's own figures: the two methods charge the judge's copies differently.
+TEST(RankRecords, RecordsOfTheOtherWindowMethodAreNotRanked) {
+  const char* other =
+      kJudgeWindowMethod == WindowMethod::kV1 ? "judge-window-v2" : "judge-window-v1";
+  SubmitRecord old = make("old", "a", 900.0);
+  old.timing_method = other;
+  const Board b = rank_records({old, make("new", "b", 500.0)});
+  ASSERT_EQ(b.groups.size(), 1u);
+  ASSERT_EQ(b.groups[0].entries.size(), 1u);
+  EXPECT_EQ(b.groups[0].entries[0].record.solution_stem, "new");
+  ASSERT_EQ(b.not_ranked.size(), 1u);
+  EXPECT_TRUE(starts_with(b.not_ranked[0].reason, std::string("not ranked: timed by ") + other))
+      << b.not_ranked[0].reason;
 }
 
 TEST(RankRecords, SeparatesJudgeSeriesAndMarksTheOlder) {
