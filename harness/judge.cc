@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "harness/host_memory.h"
 #include "harness/json_read.h"
 #include "harness/session.h"
 #include "harness/sha256.h"
@@ -631,6 +632,8 @@ JudgeOutcome judge(const JudgeOptions& opts, std::ostream& log) {
   // Not dumpable: a worker of the judge's own user (where the judge is not root) cannot read
   // its memory, environment or stack through /proc, nor trace it.
   prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+  // A window's input sets and answers are made and freed every window (harness/host_memory.h).
+  keep_freed_host_memory();
   judging::Session s(opts, log);
   return s.run();
 }

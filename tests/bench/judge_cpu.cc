@@ -4,9 +4,11 @@
 // sets made side by side on as many threads (as the judge makes and checks a window's sets,
 // harness/judge_calls.cc). A benchmark's sampling time cap counts this work, so where it
 // dominates a case gets fewer samples than its spec asks for. Needs no GPU: a case whose
-// oracle the judge runs on the GPU is timed for generation only unless --cpu-oracle.
+// oracle the judge runs on the GPU is timed for generation only unless --cpu-oracle. The
+// host allocator is set up as the judge sets it (harness/host_memory.h) unless
+// --default-malloc, which leaves glibc's defaults, to compare.
 //
-// Usage: fp4arena_judge_cpu [--sets N] [--cpu-oracle] CHALLENGE_DIR [CASE ...]
+// Usage: fp4arena_judge_cpu [--sets N] [--cpu-oracle] [--default-malloc] CHALLENGE_DIR [CASE ...]
 //   e.g. fp4arena_judge_cpu --sets 12 challenges/nvfp4_quantize activations
 #include <algorithm>
 #include <chrono>
@@ -18,6 +20,7 @@
 #include <vector>
 
 #include "harness/challenge.h"
+#include "harness/host_memory.h"
 #include "harness/session.h"
 #include "harness/spec.h"
 
@@ -76,7 +79,9 @@ double side_by_side(const fp4arena::Challenge& ch, const fp4arena::CaseSpec& c, 
 }
 
 int usage(const char* program) {
-  std::fprintf(stderr, "usage: %s [--sets N] [--cpu-oracle] CHALLENGE_DIR [CASE ...]\n", program);
+  std::fprintf(stderr,
+               "usage: %s [--sets N] [--cpu-oracle] [--default-malloc] CHALLENGE_DIR [CASE ...]\n",
+               program);
   return 2;
 }
 
@@ -87,6 +92,7 @@ int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   int sets = 12;
   bool cpu_oracle = false;
+  bool default_malloc = false;
   std::vector<std::string> args;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -98,6 +104,8 @@ int main(int argc, char** argv) {
       }
     } else if (a == "--cpu-oracle") {
       cpu_oracle = true;
+    } else if (a == "--default-malloc") {
+      default_malloc = true;
     } else if (!a.empty() && a[0] == '-') {
       std::fprintf(stderr, "%s: unknown option '%s'\n", kProgram, a.c_str());
       return usage(kProgram);
@@ -106,6 +114,7 @@ int main(int argc, char** argv) {
     }
   }
   if (args.empty()) return usage(kProgram);
+  if (!default_malloc) fp4arena::keep_freed_host_memory();
   fp4arena::Spec spec;
   std::string err;
   if (!fp4arena::load_spec(args[0], &spec, &err)) {
@@ -130,8 +139,9 @@ int main(int argc, char** argv) {
   if (cases.empty()) {
     for (const fp4arena::CaseSpec& c : spec.benchmarks) cases.push_back(&c);
   }
-  std::printf("%u hardware threads; %d sets side by side\n", std::thread::hardware_concurrency(),
-              sets);
+  std::printf("%u hardware threads; %d sets side by side; %s\n",
+              std::thread::hardware_concurrency(), sets,
+              default_malloc ? "glibc's malloc defaults" : "the judge's malloc settings");
   std::printf("%-34s %12s %12s %16s\n", "case", "generate s", "oracle s", "sets wall s");
   for (const fp4arena::CaseSpec* c : cases) {
     // The judge runs the oracle of a large case on the GPU (harness/session.h); here such a
