@@ -18,8 +18,8 @@
 // Usage: fp4arena_stream_floor [MIB ...] [--no-window-study] [--tlb-study]
 //                              [--window-method v1|v2]
 //   MIB: 1, 14 or 138 (default all three, for the rows and the studies); exit 2 on anything
-//   else. --window-method v2 judges with the copy models measured in the worker's own windows
-//   (harness/verdict.h, WindowMethod), to compare with the judge's v1. --tlb-study adds the
+//   else. --window-method judges with that method (harness/verdict.h, WindowMethod; default
+//   the judge's, v2 since judge 0.4): v1 is there to compare. --tlb-study adds the
 //   in-process figure with the inputs' address translations evicted before each window
 //   (tlb_study below). Needs sm_90 and the fp4arena_worker next to it.
 #include <cuda_runtime.h>

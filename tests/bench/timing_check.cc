@@ -5,9 +5,9 @@
 // (the same number of back-to-back calls on the very inputs the judge's samples timed, their
 // seeds replayed in turn, after the same warm-up and clean L2 flush, between two CUDA
 // events), their difference, and the judge's target: within max(1 us, 2%). --samples sets
-// how many in-process samples cycle through the judge's; --window-method v2 judges with the
-// copy models measured in the worker's own windows (harness/verdict.h, WindowMethod), to
-// compare with the judge's v1.
+// how many in-process samples cycle through the judge's; --window-method judges with that
+// method (harness/verdict.h, WindowMethod; default the judge's, v2 since judge 0.4): v1, the
+// copy model from copies within the judge's own memory, is there to compare.
 //
 // Usage: fp4arena_timing_check [--samples N] [--window-method v1|v2] CHALLENGE_DIR SOLUTION
 //                              CASE [CASE ...]
