@@ -10,8 +10,8 @@ namespace fp4arena {
 /// largest cases) and frees them every window; with glibc's defaults each large block is a
 /// mapping of its own, unmapped when freed, so every window faulted its pages in and had the
 /// kernel zero them again, threads contending for the process's address space as they did
-/// (fp4arena_judge_cpu, 2 cores: 2.6M page faults and 9 s of system time for six
-/// nvfp4_quantize sets; 0.44M and 1 s this way, the peak resident size unchanged).
+/// (fp4arena_judge_cpu, 2 cores: 2.6M page faults and 8 s of system time for six
+/// nvfp4_quantize sets; 0.44M and 1.6 s this way, the peak resident size unchanged).
 /// Call early, before threads start; calling it again does nothing.
 void keep_freed_host_memory();
 

@@ -77,9 +77,9 @@ struct JudgeOptions {
   int max_samples = 0;  ///< run, sweep: > 0 caps the timed samples per benchmark (not submit)
   BufferMode buffers = BufferMode::kRing;
   bool seccomp_allowlist = true;  ///< the worker's filter: the allowlist (else the denylist)
-  /// How windows model their copies and poison their outputs (verdict.h). Another than
-  /// kJudgeWindowMethod is for library callers only (tests/bench compare the two); submit and
-  /// sweep refuse it.
+  /// How windows model their copies and poison their outputs (verdict.h). A method other
+  /// than kJudgeWindowMethod is for library callers only (tests/bench compare the two); submit
+  /// and sweep refuse it.
   WindowMethod window_method = kJudgeWindowMethod;
 };
 
