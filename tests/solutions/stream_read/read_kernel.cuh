@@ -1,9 +1,12 @@
 // stream_read's kernel: one kernel on at most 128 blocks. Each block streams a contiguous
 // slice of x into shared memory with cp.async.bulk (PTX ISA, sm_90), 16 KB per copy and up to
 // 12 copies in flight, completion on one mbarrier per stage; its threads XOR the first 32-bit
-// lane of each word of a landed stage before thread 0 reuses it. Each block leaves its partial
-// in a scratch array, and the last block to finish (an atomic counter) XORs the partials into
-// `sum`, all its threads reading them at once, and resets the counter for the next call. Used by
+// lane of each word of a landed stage before thread 0 reuses it. Each block XORs its partial
+// into a scratch word and counts itself done (an atomic with release and acquire order); the
+// last block to count takes the scratch word, leaving zero, writes it to `sum` and resets the
+// counter for the next call: three atomics on the tail of a call, where the first version's
+// partials array, two fences and a block-wide read of the partials took about 2 us more than
+// the stream floor's own read kernel (8.70 against 6.54 us at 14 MiB, H200, 2026-12-02). Used by
 // read.cu (the judged streaming floor, tests/bench/stream_floor.cu, whose own best kernel streams
 // the same way) and by the fixture tests/solutions/adversarial/stream_read/persisting_l2.cu.
 #pragma once
@@ -53,31 +56,26 @@ __device__ __forceinline__ unsigned block_xor(unsigned v, unsigned* warps) {
   return v;
 }
 
-// Every block's XOR of its slice, then the last block's XOR of all of them: its threads read
-// the partials side by side (gridDim.x <= kThreads), not one after another.
-__device__ void finish(unsigned acc, unsigned* partials, unsigned* done, int* sum) {
+// Every block's XOR of its slice into *acc; the last block to count itself in *done moves
+// *acc (all of them XORed, the release and acquire order of the count making every block's XOR
+// visible to it) into *sum and leaves both words zero for the next call.
+__device__ void finish(unsigned mine, unsigned* acc, unsigned* done, int* sum) {
   __shared__ unsigned warps[kThreads / 32];
-  __shared__ bool last;
-  const unsigned b = block_xor(acc, warps);
-  if (threadIdx.x == 0) {
-    partials[blockIdx.x] = b;
-    __threadfence();
-    last = atomicAdd(done, 1u) == gridDim.x - 1;
-  }
-  __syncthreads();
-  if (!last) return;
-  __threadfence();
-  const unsigned mine =
-      threadIdx.x < gridDim.x ? *static_cast<volatile unsigned*>(&partials[threadIdx.x]) : 0u;
-  const unsigned all = block_xor(mine, warps);
-  if (threadIdx.x == 0) {
-    *sum = static_cast<int>(all);
-    *done = 0;
-  }
+  const unsigned b = block_xor(mine, warps);
+  if (threadIdx.x != 0) return;
+  atomicXor(acc, b);
+  unsigned before = 0;
+  asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;\n"
+               : "=r"(before)
+               : "l"(done)
+               : "memory");
+  if (before != gridDim.x - 1) return;
+  *sum = static_cast<int>(atomicExch(acc, 0u));
+  *done = 0;
 }
 
 __global__ void __launch_bounds__(kThreads, 1)
-    read_kernel(const uint4* x, int64_t words, unsigned* partials, unsigned* done, int* sum) {
+    read_kernel(const uint4* x, int64_t words, unsigned* acc, unsigned* done, int* sum) {
   extern __shared__ __align__(128) uint4 stage[];
   __shared__ __align__(8) uint64_t bars[kStages];
   const int64_t per_block = (words + gridDim.x - 1) / gridDim.x;
@@ -101,12 +99,12 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
   }
   __syncthreads();
-  unsigned acc = 0;
+  unsigned mine = 0;
   for (int c = 0; c < chunks; ++c) {
     const int s = c % kStages;
     wait(bar0 + 8 * s, (c / kStages) & 1);
     const uint32_t n = chunk_words(c);
-    for (uint32_t i = threadIdx.x; i < n; i += kThreads) acc ^= stage[s * kStageWords + i].x;
+    for (uint32_t i = threadIdx.x; i < n; i += kThreads) mine ^= stage[s * kStageWords + i].x;
     __syncthreads();  // the stage is read: it may be refilled
     const int next = c + kStages;
     if (threadIdx.x == 0 && next < chunks) {
@@ -114,18 +112,18 @@ __global__ void __launch_bounds__(kThreads, 1)
             16 * chunk_words(next), bar0 + 8 * s);
     }
   }
-  finish(acc, partials, done, sum);
+  finish(mine, acc, done, sum);
 }
 
 // One call of the kernel on the legacy default stream, with the launch attributes `attrs`
 // (none for the honest solution).
 inline cudaError_t launch_read(const uint8_t* x, int* sum, int W, cudaLaunchAttribute* attrs,
                                unsigned n_attrs) {
-  static unsigned* scratch = nullptr;  // [kMaxBlocks] partials, then the counter
+  static unsigned* scratch = nullptr;  // the XOR of the blocks' partials, then the counter
   if (!scratch) {
     cudaFuncSetAttribute(read_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
-    cudaMalloc(&scratch, (kMaxBlocks + 1) * sizeof(unsigned));
-    cudaMemset(scratch, 0, (kMaxBlocks + 1) * sizeof(unsigned));
+    cudaMalloc(&scratch, 2 * sizeof(unsigned));
+    cudaMemset(scratch, 0, 2 * sizeof(unsigned));
   }
   // At least 512 words (8 KB) a block, so that a small x is not spread thinner than that.
   const int64_t want = (int64_t(W) + 511) / 512;
@@ -137,7 +135,7 @@ inline cudaError_t launch_read(const uint8_t* x, int* sum, int W, cudaLaunchAttr
   config.attrs = attrs;
   config.numAttrs = n_attrs;
   return cudaLaunchKernelEx(&config, read_kernel, reinterpret_cast<const uint4*>(x), int64_t(W),
-                            scratch, scratch + kMaxBlocks, sum);
+                            scratch, scratch + 1, sum);
 }
 
 }  // namespace stream_read
