@@ -4,9 +4,10 @@
 // lane of each word of a landed stage before thread 0 reuses it. Each block XORs its partial
 // into a scratch word and counts itself done (an atomic with release and acquire order); the
 // last block to count takes the scratch word, leaving zero, writes it to `sum` and resets the
-// counter for the next call: three atomics on the tail of a call, where the first version's
-// partials array, two fences and a block-wide read of the partials took about 2 us more than
-// the stream floor's own read kernel (8.70 against 6.54 us at 14 MiB, H200, 2026-12-02). Used by
+// counter for the next call: three atomics on the tail of a call. The first version (a
+// partials array, two fences, a block-wide read of the partials) took 8.70 us in process at
+// 14 MiB against 6.54 us for the stream floor's own read kernel, which has no such tail (H200,
+// 2026-12-02); how much of that the tail was is not yet measured. Used by
 // read.cu (the judged streaming floor, tests/bench/stream_floor.cu, whose own best kernel streams
 // the same way) and by the fixture tests/solutions/adversarial/stream_read/persisting_l2.cu.
 #pragma once
