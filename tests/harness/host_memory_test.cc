@@ -16,18 +16,6 @@
 namespace fp4arena {
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kSanitizerAllocator = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-constexpr bool kSanitizerAllocator = true;
-#else
-constexpr bool kSanitizerAllocator = false;
-#endif
-#else
-constexpr bool kSanitizerAllocator = false;
-#endif
-
 // This process's minor page faults so far.
 long minor_faults() {
   rusage u{};
@@ -57,7 +45,9 @@ TEST(HostMemory, AFreedBlockIsReusedByTheNextThreadWithoutPageFaults) {
 #if !defined(__GLIBC__)
   GTEST_SKIP() << "keep_freed_host_memory() sets glibc's malloc only";
 #endif
-  if (kSanitizerAllocator) GTEST_SKIP() << "a sanitizer's allocator replaces glibc's here";
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer's allocator replaces glibc's here";
+#endif
   keep_freed_host_memory();
   constexpr size_t kBytes = size_t(48) << 20;
   const long pages = long(kBytes / 4096);
