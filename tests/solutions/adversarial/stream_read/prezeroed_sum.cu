@@ -1,4 +1,4 @@
-// Cheat: zero the output before the judge's window, off its clock. The kernel XORs the first
+// Cheat: zero the output before the judge's window, off its clock. The kernel adds the first
 // 32-bit lane of every word into `sum` with atomics, so `sum` must start at zero; solve()
 // zeroes it on a stream of its own and waits for that on the host, while the worker is still
 // queueing its calls behind the judge's go word (after the judge poisoned the outputs, before
@@ -15,14 +15,14 @@
 
 namespace {
 
-__global__ void xor_lanes(const uint4* x, long long words, unsigned* sum) {
+__global__ void add_lanes(const uint4* x, long long words, unsigned* sum) {
   unsigned acc = 0;
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < words;
        i += (long long)gridDim.x * blockDim.x) {
-    acc ^= x[i].x;
+    acc += x[i].x;
   }
-  for (int o = 16; o > 0; o >>= 1) acc ^= __shfl_xor_sync(0xffffffffu, acc, o);
-  if (threadIdx.x % 32 == 0) atomicXor(sum, acc);
+  for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
+  if (threadIdx.x % 32 == 0) atomicAdd(sum, acc);
 }
 
 // A failed CUDA call ends the worker with its name, so that a side stream that could not be
@@ -56,6 +56,6 @@ extern "C" void solve(const uint8_t* x, int* sum, int W) {
   check(cudaStreamWaitEvent(cudaStreamLegacy, side.zeroed, 0), "cudaStreamWaitEvent");
   int blocks = (W + 255) / 256;
   if (blocks > 1024) blocks = 1024;
-  xor_lanes<<<blocks, 256>>>(reinterpret_cast<const uint4*>(x), W,
+  add_lanes<<<blocks, 256>>>(reinterpret_cast<const uint4*>(x), W,
                              reinterpret_cast<unsigned*>(sum));
 }
