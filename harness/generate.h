@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "harness/parallel.h"
 #include "harness/rng.h"
+#include "reference/parallel.h"
 
 namespace fp4arena {
 

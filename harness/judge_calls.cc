@@ -2,6 +2,7 @@
 // harness/worker_calls.h), then every call's verdict (how it ended, its integrity, then each
 // output against the oracle).
 #include "harness/session.h"
+#include "reference/parallel.h"
 
 namespace fp4arena {
 namespace judging {
@@ -56,20 +57,14 @@ bool Session::generate_sets(const CaseSpec& c, int count, bool use_first_seed, u
     // earlier output can never pass.
     (*seeds)[i] = use_first_seed && i == 0 ? first_seed : random_u64();
   }
-  // The sets are independent (a generator is a function of its case and seed): made on
-  // several threads, the first error kept.
-  const int threads = std::max(1, std::min<int>(count, int(std::thread::hardware_concurrency())));
-  std::vector<std::string> errs(static_cast<size_t>(threads));
-  std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t) {
-    pool.emplace_back([&, t] {
-      for (int i = t; i < count && errs[t].empty(); i += threads) {
-        std::string e;
-        if (!challenge_->generate(c, (*seeds)[i], &(*ins)[i], &e)) errs[t] = e.empty() ? "?" : e;
-      }
-    });
-  }
-  for (std::thread& th : pool) th.join();
+  // The sets are independent (a generator is a function of its case and seed): made side by
+  // side, one thread each (their generators' own loops then run on that thread), the first
+  // error kept.
+  std::vector<std::string> errs(static_cast<size_t>(count));
+  ParallelFor(ResolveThreads(0), size_t(count), [&](size_t i) {
+    std::string e;
+    if (!challenge_->generate(c, (*seeds)[i], &(*ins)[i], &e)) errs[i] = e.empty() ? "?" : e;
+  });
   for (const std::string& e : errs) {
     if (!e.empty()) {
       *err = e;
@@ -217,28 +212,19 @@ void Session::check_answers(const std::vector<ProblemData>& ins, const Layout& l
                             const std::vector<Poison>& poisons,
                             const std::vector<std::vector<uint8_t>>* second,
                             const std::vector<Poison>& second_poisons, WindowResult* r) {
-  // The sets are checked on several threads where the oracle runs on the CPU (a GPU oracle
-  // runs on the judge's one stream, one set at a time); the first failing set is reported.
+  // The sets are checked side by side, one thread each, where the oracle runs on the CPU (a
+  // GPU oracle runs on the judge's one stream, one set at a time); the first failing set is
+  // reported.
   const int n = int(ins.size());
-  const int threads = gpu_oracle(ins.front().dims)
-                          ? 1
-                          : std::max(1, std::min<int>(n, int(std::thread::hardware_concurrency())));
   std::vector<SetCheck> checks(static_cast<size_t>(n));
   std::vector<std::string> errs(static_cast<size_t>(n));
   std::vector<char> ok(static_cast<size_t>(n), 0);
-  auto work = [&](int t) {
-    for (int s = t; s < n; s += threads) {
-      // The outputs as solve() wrote them (the first window's where it was made twice).
-      const std::vector<std::vector<uint8_t>> got =
-          first.empty() ? calls_.outputs_of(layout, s) : first;
-      ok[size_t(s)] = check_set(ins[size_t(s)], got, poisons, second, second_poisons,
-                                &checks[size_t(s)], &errs[size_t(s)]);
-    }
-  };
-  std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(work, t);
-  work(0);
-  for (std::thread& th : pool) th.join();
+  ParallelFor(gpu_oracle(ins.front().dims) ? 1 : ResolveThreads(0), size_t(n), [&](size_t s) {
+    // The outputs as solve() wrote them (the first window's where it was made twice).
+    const std::vector<std::vector<uint8_t>> got =
+        first.empty() ? calls_.outputs_of(layout, int(s)) : first;
+    ok[s] = check_set(ins[s], got, poisons, second, second_poisons, &checks[s], &errs[s]);
+  });
   for (int s = 0; s < n; ++s) {
     if (!ok[size_t(s)]) {
       fatal_ = "oracle failed: " + errs[size_t(s)];

@@ -7,8 +7,8 @@
 #include <mutex>
 #include <sstream>
 
-#include "harness/parallel.h"
 #include "reference/fp4_codecs.h"
+#include "reference/parallel.h"
 
 namespace fp4arena {
 

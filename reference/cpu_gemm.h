@@ -8,10 +8,10 @@
 #pragma once
 
 #include <algorithm>
-#include <atomic>
 #include <cstddef>
-#include <thread>
 #include <vector>
+
+#include "reference/parallel.h"
 
 namespace fp4arena {
 namespace cpu_gemm {
@@ -24,27 +24,6 @@ inline constexpr int kKc = 512;  ///< k-block length: keeps a work item's slices
 
 inline size_t RoundUp(size_t x, size_t m) {
   return (x + m - 1) / m * m;
-}
-
-/// `threads`, or std::thread::hardware_concurrency() where it is <= 0, at least 1.
-inline int ResolveThreads(int threads) {
-  if (threads <= 0) threads = static_cast<int>(std::thread::hardware_concurrency());
-  return threads > 0 ? threads : 1;
-}
-
-/// Runs body(item) for item in [0, items) on up to `threads` threads (the caller included).
-template <typename Body>
-void ParallelFor(int threads, size_t items, const Body& body) {
-  const int n = static_cast<int>(std::min<size_t>(std::max(threads, 1), items));
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    for (size_t item; (item = next.fetch_add(1)) < items;) body(item);
-  };
-  std::vector<std::thread> pool;
-  pool.reserve(n > 0 ? n - 1 : 0);
-  for (int t = 1; t < n; ++t) pool.emplace_back(worker);
-  worker();
-  for (std::thread& t : pool) t.join();
 }
 
 /// The A operand of a GEMM with K columns: row-major, rows padded with zeros to a multiple

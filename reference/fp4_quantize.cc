@@ -272,11 +272,10 @@ void Rule1Block(const float* xb, float amax, float gs, float ds, size_t blk, Qua
 template <typename Fn>
 void ForEachBlock(size_t blocks, int threads, const Fn& fn) {
   constexpr size_t kChunk = 4096;
-  cpu_gemm::ParallelFor(cpu_gemm::ResolveThreads(threads), (blocks + kChunk - 1) / kChunk,
-                        [&](size_t chunk) {
-                          const size_t end = std::min(blocks, (chunk + 1) * kChunk);
-                          for (size_t blk = chunk * kChunk; blk < end; ++blk) fn(blk);
-                        });
+  ParallelFor(ResolveThreads(threads), (blocks + kChunk - 1) / kChunk, [&](size_t chunk) {
+    const size_t end = std::min(blocks, (chunk + 1) * kChunk);
+    for (size_t blk = chunk * kChunk; blk < end; ++blk) fn(blk);
+  });
 }
 
 // max |x| (NaN left out) and whether every value is finite, over `count` values.
@@ -285,7 +284,7 @@ void ScanTensor(const float* x, size_t count, int threads, float* amax, bool* fi
   const size_t chunks = (count + kChunk - 1) / kChunk;
   std::vector<float> part_max(chunks, 0.0f);
   std::vector<uint8_t> part_finite(chunks, 1);
-  cpu_gemm::ParallelFor(cpu_gemm::ResolveThreads(threads), chunks, [&](size_t c) {
+  ParallelFor(ResolveThreads(threads), chunks, [&](size_t c) {
     const size_t begin = c * kChunk, n = std::min(count, begin + kChunk) - begin;
     part_max[c] = AbsMax(x + begin, n);
     bool ok = true;

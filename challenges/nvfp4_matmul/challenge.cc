@@ -8,11 +8,11 @@
 #include "challenges/nvfp4_matmul/yardstick.h"
 #include "harness/challenge.h"
 #include "harness/generate.h"
-#include "harness/parallel.h"
 #include "harness/rng.h"
 #include "reference/fp4_codecs.h"
 #include "reference/nvfp4.h"
 #include "reference/oracle.h"
+#include "reference/parallel.h"
 
 namespace fp4arena {
 namespace {

@@ -50,9 +50,9 @@ ExpectedOutput codes_expected(const QuantizedFp4& q, const std::vector<uint16_t>
   const size_t n = accept.size(), bytes = q.packed.size();
   constexpr size_t kChunk = size_t(1) << 16;  // bytes
   const size_t chunks = (bytes + kChunk - 1) / kChunk;
-  const int threads = cpu_gemm::ResolveThreads(0);
+  const int threads = ResolveThreads(0);
   std::vector<int> chunk_extra(chunks, 0);
-  cpu_gemm::ParallelFor(threads, chunks, [&](size_t c) {
+  ParallelFor(threads, chunks, [&](size_t c) {
     int extra = 0;
     for (size_t i = 2 * c * kChunk; i < std::min(n, 2 * (c + 1) * kChunk); ++i) {
       extra = std::max(extra, __builtin_popcount(accept[i]) - 1);
@@ -64,7 +64,7 @@ ExpectedOutput codes_expected(const QuantizedFp4& q, const std::vector<uint16_t>
   if (extra == 0) return e;
   e.tie.assign(n, 0);
   e.alternatives.assign(size_t(extra), q.packed);
-  cpu_gemm::ParallelFor(threads, chunks, [&](size_t c) {
+  ParallelFor(threads, chunks, [&](size_t c) {
     for (size_t i = 2 * c * kChunk; i < std::min(n, 2 * (c + 1) * kChunk); ++i) {
       const int own = (q.packed[i / 2] >> (i % 2 ? 4 : 0)) & 0xF;
       const uint16_t others = uint16_t(accept[i] & ~(1u << own));

@@ -272,7 +272,7 @@ uint16_t bf16_bits(float v) {
 
 std::vector<uint8_t> bf16_buffer(const std::vector<float>& x) {
   std::vector<uint8_t> out(x.size() * 2);
-  cpu_gemm::ParallelFor(cpu_gemm::ResolveThreads(0), (x.size() + 65535) / 65536, [&](size_t c) {
+  ParallelFor(ResolveThreads(0), (x.size() + 65535) / 65536, [&](size_t c) {
     for (size_t i = c * 65536; i < std::min(x.size(), (c + 1) * 65536); ++i) {
       const uint16_t h = bf16_bits(x[i]);
       std::memcpy(out.data() + 2 * i, &h, 2);
@@ -283,7 +283,7 @@ std::vector<uint8_t> bf16_buffer(const std::vector<float>& x) {
 
 std::vector<float> bf16_buffer_values(const std::vector<uint8_t>& bytes) {
   std::vector<float> out(bytes.size() / 2);
-  cpu_gemm::ParallelFor(cpu_gemm::ResolveThreads(0), (out.size() + 65535) / 65536, [&](size_t c) {
+  ParallelFor(ResolveThreads(0), (out.size() + 65535) / 65536, [&](size_t c) {
     for (size_t i = c * 65536; i < std::min(out.size(), (c + 1) * 65536); ++i) {
       uint16_t h;
       std::memcpy(&h, bytes.data() + 2 * i, 2);
@@ -333,7 +333,7 @@ bool make_quantize_input(const std::string& name, QuantFormat f, int64_t M, int6
       outlier_column[size_t(c)] = Rng(seed, 3, uint64_t(c)).below(64) == 0;
     }
   }
-  cpu_gemm::ParallelFor(cpu_gemm::ResolveThreads(0), size_t(M), [&](size_t row) {
+  ParallelFor(ResolveThreads(0), size_t(M), [&](size_t row) {
     const int64_t r = int64_t(row);
     float* xr = x->data() + r * K;
     Rng rng(seed, 1, uint64_t(r));

@@ -9,9 +9,9 @@
 #include "challenges/w4a16_matmul/yardstick.h"
 #include "harness/challenge.h"
 #include "harness/generate.h"
-#include "harness/parallel.h"
 #include "harness/rng.h"
 #include "reference/oracle_w4a16_matmul.h"
+#include "reference/parallel.h"
 #include "reference/w4a16_quantize.h"
 
 namespace fp4arena {

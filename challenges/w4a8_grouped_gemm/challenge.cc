@@ -21,11 +21,11 @@
 
 #include "challenges/w4a8_grouped_gemm/yardstick.h"
 #include "harness/challenge.h"
-#include "harness/parallel.h"
 #include "harness/rng.h"
 #include "reference/fp4_codecs.h"
 #include "reference/nvfp4.h"
 #include "reference/oracle_w4a8_grouped_gemm.h"
+#include "reference/parallel.h"
 
 namespace fp4arena {
 namespace {

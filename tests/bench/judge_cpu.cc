@@ -23,6 +23,7 @@
 #include "harness/host_memory.h"
 #include "harness/session.h"
 #include "harness/spec.h"
+#include "reference/parallel.h"
 
 namespace {
 
@@ -53,22 +54,16 @@ SetCost one_set(const fp4arena::Challenge& ch, const fp4arena::CaseSpec& c, uint
   return cost;
 }
 
-// `sets` sets made side by side, one thread each (at most the machine's threads at once, as
-// the judge spreads them): the wall time of all of them, or -1 with *err.
+// `sets` sets made side by side, one thread each (at most the machine's threads at once, in
+// the judge's parallel loop, reference/parallel.h): the wall time of all of them, or -1 with
+// *err.
 double side_by_side(const fp4arena::Challenge& ch, const fp4arena::CaseSpec& c, int sets,
                     bool oracle, std::string* err) {
-  const int threads = std::max(1, std::min<int>(sets, int(std::thread::hardware_concurrency())));
-  std::vector<std::string> errs(static_cast<size_t>(threads));
+  std::vector<std::string> errs(static_cast<size_t>(sets));
   const Clock::time_point t0 = Clock::now();
-  std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t) {
-    pool.emplace_back([&, t] {
-      for (int s = t; s < sets && errs[size_t(t)].empty(); s += threads) {
-        errs[size_t(t)] = one_set(ch, c, 1000 + uint64_t(s), oracle).err;
-      }
-    });
-  }
-  for (std::thread& th : pool) th.join();
+  fp4arena::ParallelFor(fp4arena::ResolveThreads(0), size_t(sets), [&](size_t s) {
+    errs[s] = one_set(ch, c, 1000 + uint64_t(s), oracle).err;
+  });
   for (const std::string& e : errs) {
     if (!e.empty()) {
       *err = e;

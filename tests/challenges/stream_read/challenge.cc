@@ -10,8 +10,8 @@
 
 #include "harness/challenge.h"
 #include "harness/copy_yardstick.h"
-#include "harness/parallel.h"
 #include "harness/rng.h"
+#include "reference/parallel.h"
 
 namespace fp4arena {
 namespace {
