@@ -1,7 +1,8 @@
 // stream_read's kernel: one kernel on at most 128 blocks. Each block streams a contiguous
 // slice of x into shared memory with cp.async.bulk (PTX ISA, sm_90), 16 KB per copy and up to
 // 12 copies in flight, completion on one mbarrier per stage; its threads add up the first
-// 32-bit lane of each word of a landed stage before thread 0 reuses it. The tail of a call is
+// 32-bit lane of each word of a landed stage before thread 0 reuses it (a barrier only where a
+// stage is refilled: at 14 MiB a block's 7 copies all fit at once). The tail of a call is
 // one relaxed 64-bit atomic add per block: the block's sum in the high half and a count of one
 // in the low half (the high half wraps modulo 2^32, the low half never carries: at most 128
 // blocks). The block whose add returns a count of gridDim.x - 1 is the last; the value it got
@@ -111,9 +112,10 @@ __global__ void __launch_bounds__(kThreads, 1)
     wait(bar0 + 8 * s, (c / kStages) & 1);
     const uint32_t n = chunk_words(c);
     for (uint32_t i = threadIdx.x; i < n; i += kThreads) mine += stage[s * kStageWords + i].x;
-    __syncthreads();  // the stage is read: it may be refilled
     const int next = c + kStages;
-    if (threadIdx.x == 0 && next < chunks) {
+    if (next >= chunks) continue;  // the same for every thread: no refill, no barrier
+    __syncthreads();               // the stage is read: it may be refilled
+    if (threadIdx.x == 0) {
       issue(smem + s * kStageWords * 16, x + begin + int64_t(next) * kStageWords,
             16 * chunk_words(next), bar0 + 8 * s);
     }
