@@ -8,7 +8,10 @@
 //
 // x / s32 is one FP32 division; an implementation that multiplies by a reciprocal may land
 // on the other side of a .5 boundary when the quotient is within 2 FP32 ulps of it, so there
-// either neighbour passes (the tie mask). Exact midpoints (s a power of two) round to even.
+// either neighbour passes (the tie mask). So may it on an exact midpoint where s32 is not a
+// power of two (its reciprocal is then rounded: x = 2.625 and s32 = 1.75 give 1.5, but
+// x * (1 / s32) gives 1.50000012), so that is a tie too; where s32 is a power of two the
+// reciprocal is exact and an exact midpoint must round to even.
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -89,6 +92,8 @@ class ToyQuantize : public Challenge {
       }
       const float s32 = bf16_bits_to_float(bf16_rne(amax > 0 ? amax / 127.0f : 1.0f));
       s.values[size_t(m)] = s32;
+      int e = 0;
+      const bool exact_reciprocal = std::frexp(s32, &e) == 0.5f;  // s32 a power of two
       for (int64_t k = 0; k < K; ++k) {
         uint16_t h;
         std::memcpy(&h, xb + 2 * (m * K + k), 2);
@@ -99,7 +104,7 @@ class ToyQuantize : public Challenge {
         alt[i] = q.bytes[i];
         const float boundary = std::floor(v) + 0.5f;
         const float ulp = std::nextafter(std::fabs(v), INFINITY) - std::fabs(v);
-        if (v != boundary && std::fabs(v - boundary) <= 2 * ulp) {
+        if (std::fabs(v - boundary) <= 2 * ulp && (v != boundary || !exact_reciprocal)) {
           const float other = r > v ? r - 1 : r + 1;
           q.tie[i] = 1;
           alt[i] = uint8_t(std::max(0.0f, std::min(255.0f, 128.0f + other)));
