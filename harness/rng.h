@@ -24,7 +24,8 @@ class Rng {
   double uniform() { return static_cast<double>(next() >> 11) * (1.0 / 9007199254740992.0); }
   /// Uniform integer in [0, n).
   uint32_t below(uint32_t n) { return static_cast<uint32_t>((next() >> 32) * n >> 32); }
-  /// Standard normal (Box-Muller).
+  /// Standard normal, by the ziggurat method (harness/rng.cc): about one draw of next() a
+  /// value; exp and log only for a draw off the ziggurat's core (1.5% of draws).
   double normal();
 
  private:

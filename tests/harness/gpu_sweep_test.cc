@@ -71,7 +71,7 @@ TEST_F(GpuSweep, CorrectSolutionPassesEveryShapeBesideTheYardstick) {
   EXPECT_EQ(j["schema"], "fp4arena.sweep.v1");
   EXPECT_EQ(j["judge_version"], FP4ARENA_VERSION);
   EXPECT_EQ(j["challenge"]["name"], "toy_quantize");
-  EXPECT_EQ(j["challenge"]["spec_version"], 1);
+  EXPECT_EQ(j["challenge"]["spec_version"], 2);
   EXPECT_EQ(j["solution"]["sha256"].get<std::string>().size(), 64u);
   EXPECT_GT(j["device"]["sm_count"].get<int>(), 0);
   EXPECT_GT(j["device"]["sm_clock_max_mhz"].get<int>(), 0);
