@@ -58,8 +58,8 @@ bool Session::generate_sets(const CaseSpec& c, int count, bool use_first_seed, u
     (*seeds)[i] = use_first_seed && i == 0 ? first_seed : random_u64();
   }
   // The sets are independent (a generator is a function of its case and seed): made side by
-  // side, one thread each (their generators' own loops then run on that thread), the first
-  // error kept.
+  // side, one worker each (a generator's own loops get that worker's share of the threads),
+  // the first error kept.
   std::vector<std::string> errs(static_cast<size_t>(count));
   ParallelFor(ResolveThreads(0), size_t(count), [&](size_t i) {
     std::string e;
@@ -212,7 +212,7 @@ void Session::check_answers(const std::vector<ProblemData>& ins, const Layout& l
                             const std::vector<Poison>& poisons,
                             const std::vector<std::vector<uint8_t>>* second,
                             const std::vector<Poison>& second_poisons, WindowResult* r) {
-  // The sets are checked side by side, one thread each, where the oracle runs on the CPU (a
+  // The sets are checked side by side, one worker each, where the oracle runs on the CPU (a
   // GPU oracle runs on the judge's one stream, one set at a time); the first failing set is
   // reported.
   const int n = int(ins.size());

@@ -2,11 +2,12 @@
 // judge's sets (made and checked side by side) and output comparisons. Results never depend
 // on the thread count: each item writes only what it owns.
 //
-// A loop started inside another loop's worker runs on that worker's thread alone. The judge
-// makes a window's sets side by side, one worker each, and every set's generator and oracle
-// has parallel loops of its own: before, each of them started a full pool of its own there
-// (16 x 16 threads on a 16-core machine), every thread a fresh stack mapping, where one
-// thread per set was all the machine could run.
+// A loop started inside another loop's worker shares that loop's threads: with n workers
+// on T threads, each worker's own loops get T / n of them (at least one). The judge makes a
+// window's sets side by side, one worker each, and every set's generator and oracle has
+// parallel loops of its own: before, each of them started a pool of all T threads (16 x 16
+// threads on a 16-core machine, every thread a fresh stack mapping), while two sets of a
+// long kernel's short window still get half the machine each.
 #pragma once
 
 #include <algorithm>
@@ -19,32 +20,42 @@
 namespace fp4arena {
 
 namespace parallel_detail {
-/// True on a thread while it runs a worker of a ParallelFor of more than one thread.
-inline thread_local bool in_worker = false;
+/// The threads a loop started on this thread may use: 0 outside every loop (the machine's),
+/// else this worker's share of its loop's.
+inline thread_local int share = 0;
+
+inline int available() {
+  if (share > 0) return share;
+  const int hw = static_cast<int>(std::thread::hardware_concurrency());
+  return hw > 0 ? hw : 1;
+}
 }  // namespace parallel_detail
 
-/// `threads`, or std::thread::hardware_concurrency() where it is <= 0, at least 1.
+/// `threads`, or every thread available here where it is <= 0 (the machine's outside every
+/// loop, a worker's share inside one), at least 1.
 inline int ResolveThreads(int threads) {
-  if (threads <= 0) threads = static_cast<int>(std::thread::hardware_concurrency());
-  return threads > 0 ? threads : 1;
+  return threads > 0 ? threads : parallel_detail::available();
 }
 
 /// Runs body(item) for item in [0, items) on up to `threads` threads (the caller included),
-/// items handed out one at a time; on the calling thread alone inside another loop's worker.
+/// items handed out one at a time; inside another loop's worker on at most that worker's
+/// share of the threads.
 template <typename Body>
 void ParallelFor(int threads, size_t items, const Body& body) {
-  const size_t want = parallel_detail::in_worker ? 1 : static_cast<size_t>(std::max(threads, 1));
-  const int n = static_cast<int>(std::min(want, items));
+  const int outer = parallel_detail::share;
+  const int cap = outer > 0 ? std::min(std::max(threads, 1), outer) : std::max(threads, 1);
+  const int n = static_cast<int>(std::min(static_cast<size_t>(cap), items));
   if (n <= 1) {
     for (size_t item = 0; item < items; ++item) body(item);
     return;
   }
+  const int each = std::max(1, std::max(parallel_detail::available(), n) / n);
   std::atomic<size_t> next{0};
   auto worker = [&] {
-    const bool outer = parallel_detail::in_worker;
-    parallel_detail::in_worker = true;
+    const int before = parallel_detail::share;
+    parallel_detail::share = each;
     for (size_t item; (item = next.fetch_add(1)) < items;) body(item);
-    parallel_detail::in_worker = outer;
+    parallel_detail::share = before;
   };
   std::vector<std::thread> pool;
   pool.reserve(size_t(n - 1));

@@ -1,9 +1,10 @@
 // reference/parallel.h: every index once, and a loop inside another loop's worker on that
-// worker's thread alone.
+// worker's share of the threads.
 #include "reference/parallel.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <thread>
 #include <vector>
@@ -29,10 +30,13 @@ TEST(Parallel, EveryIndexOnceWhateverTheThreadCount) {
   }
 }
 
-TEST(Parallel, ALoopInsideAWorkerRunsOnThatWorkersThreadAlone) {
+TEST(Parallel, ALoopInsideAWorkerOfAFullLoopRunsOnThatWorkersThreadAlone) {
+  // As many workers as the machine has threads (two at least): one thread each.
+  const int full = std::max(2, ResolveThreads(0));
   std::atomic<int> inner_elsewhere{0}, inner_items{0};
-  ParallelFor(4, 4, [&](size_t) {
+  ParallelFor(full, size_t(full), [&](size_t) {
     const std::thread::id me = std::this_thread::get_id();
+    EXPECT_EQ(ResolveThreads(0), 1);
     ParallelFor(8, 64, [&](size_t) {
       inner_items++;
       if (std::this_thread::get_id() != me) inner_elsewhere++;
@@ -44,20 +48,25 @@ TEST(Parallel, ALoopInsideAWorkerRunsOnThatWorkersThreadAlone) {
         },
         8);
   });
-  EXPECT_EQ(inner_items, 4 * 64);
+  EXPECT_EQ(inner_items, full * 64);
   EXPECT_EQ(inner_elsewhere, 0);
-  EXPECT_FALSE(parallel_detail::in_worker);  // the caller is itself again
+  EXPECT_EQ(parallel_detail::share, 0);  // the caller is itself again
 }
 
-TEST(Parallel, OnlyALoopOfSeveralThreadsHoldsItsInnerLoopsToOneThread) {
-  std::atomic<int> marked{0};
-  ParallelFor(2, 2, [&](size_t) { marked += parallel_detail::in_worker ? 1 : 0; });
-  EXPECT_EQ(marked, 2);
-  // One thread (one set, or a GPU oracle's one stream): its inner loops may spread.
-  marked = 0;
-  ParallelFor(1, 3, [&](size_t) { marked += parallel_detail::in_worker ? 1 : 0; });
-  EXPECT_EQ(marked, 0);
-  EXPECT_FALSE(parallel_detail::in_worker);
+TEST(Parallel, AWorkersOwnLoopsGetItsShareOfTheThreads) {
+  const int machine = ResolveThreads(0);
+  std::atomic<int> wrong{0};
+  // Two workers: half the machine's threads each (one at least).
+  ParallelFor(2, 2, [&](size_t) {
+    if (ResolveThreads(0) != std::max(1, std::max(machine, 2) / 2)) wrong++;
+  });
+  EXPECT_EQ(wrong, 0);
+  // One thread (one set, or a GPU oracle's one stream): the caller keeps the whole machine.
+  ParallelFor(1, 3, [&](size_t) {
+    if (ResolveThreads(0) != machine) wrong++;
+  });
+  EXPECT_EQ(wrong, 0);
+  EXPECT_EQ(parallel_detail::share, 0);
 }
 
 }  // namespace
