@@ -55,7 +55,10 @@ ExpectedOutput codes_expected(const QuantizedFp4& q, const std::vector<uint16_t>
   ParallelFor(threads, chunks, [&](size_t c) {
     int extra = 0;
     for (size_t i = 2 * c * kChunk; i < std::min(n, 2 * (c + 1) * kChunk); ++i) {
-      extra = std::max(extra, __builtin_popcount(accept[i]) - 1);
+      const unsigned m = accept[i];
+      // Most masks hold one code: count only those with more (a portable build's popcount
+      // is a library call: 7% of the judge's time for a table5_weights set, by perf).
+      if (m & (m - 1)) extra = std::max(extra, __builtin_popcount(m) - 1);
     }
     chunk_extra[c] = extra;
   });
