@@ -5,9 +5,9 @@
 // A loop started inside another loop's worker shares that loop's threads: with n workers
 // on T threads, each worker's own loops get T / n of them (at least one). The judge makes a
 // window's sets side by side, one worker each, and every set's generator and oracle has
-// parallel loops of its own: before, each of them started a pool of all T threads (16 x 16
-// threads on a 16-core machine, every thread a fresh stack mapping), while two sets of a
-// long kernel's short window still get half the machine each.
+// parallel loops of its own. Before, each of them started a pool of all T threads (16 x 16
+// threads on a 16-core machine, every thread a fresh stack mapping); now 14 sets run one
+// thread each, and the two sets of a long kernel's short window get half the machine each.
 #pragma once
 
 #include <algorithm>
@@ -65,7 +65,7 @@ void ParallelFor(int threads, size_t items, const Body& body) {
 }
 
 /// Calls fn(begin, end) on contiguous chunks of [0, n), one chunk a thread, from up to
-/// `threads` threads (0: hardware concurrency), chunks of at least 64 indices.
+/// `threads` threads (0: every thread available here), chunks of at least 64 indices.
 template <typename Fn>
 void parallel_for(int64_t n, Fn fn, int threads = 0) {
   const int64_t chunks = std::min<int64_t>(ResolveThreads(threads), std::max<int64_t>(1, n / 64));
