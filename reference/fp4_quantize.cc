@@ -5,8 +5,8 @@
 #include <cstring>
 #include <sstream>
 
-#include "reference/cpu_gemm.h"
 #include "reference/fp4_codecs.h"
+#include "reference/parallel.h"
 
 namespace fp4arena {
 namespace {

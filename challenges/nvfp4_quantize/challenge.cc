@@ -12,8 +12,8 @@
 #include "challenges/nvfp4_quantize/quantize_inputs.h"
 #include "harness/challenge.h"
 #include "harness/copy_yardstick.h"
-#include "reference/cpu_gemm.h"
 #include "reference/fp4_quantize.h"
+#include "reference/parallel.h"
 
 namespace fp4arena {
 namespace {

@@ -7,7 +7,7 @@
 
 #include "harness/rng.h"
 #include "harness/validate.h"
-#include "reference/cpu_gemm.h"
+#include "reference/parallel.h"
 
 namespace fp4arena {
 namespace {
