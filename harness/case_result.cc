@@ -132,6 +132,11 @@ nlohmann::json to_json(const BenchmarkResult& b) {
   if (!b.passed()) j["outputs"] = outputs_json(b.outputs);
   add_speed_of_light(b, &j);
   j["wall_ms"] = b.wall_ms;
+  const JudgeCost& jc = b.judge_cost;
+  j["judge_seconds"] = {{"generate", jc.generate_s},
+                        {"exchange", jc.exchange_s},
+                        {"check", jc.check_s},
+                        {"yardstick", jc.yardstick_s}};
   return j;
 }
 

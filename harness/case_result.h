@@ -53,6 +53,14 @@ struct TestResult : CaseResult {};
 /// A benchmark case: windows of calls timed by the judge's clock, every call's outputs
 /// checked. `ran` false: the case never started (the judge had already failed): only the
 /// name, seed, dims, workload, verdict and reason mean anything.
+/// Where a benchmark's wall time went on the judge's side, in seconds (a diagnostic, never
+/// ranked): making the input sets, the windows' exchanges with the worker (delivery, the
+/// calls, read-back and integrity checks), checking every output against the oracle, and
+/// timing the yardstick.
+struct JudgeCost {
+  double generate_s = 0, exchange_s = 0, check_s = 0, yardstick_s = 0;
+};
+
 struct BenchmarkResult : CaseResult {
   double workload = 0;  ///< FLOPs or bytes of one call (the spec's metric)
   bool ran = false;
@@ -71,6 +79,7 @@ struct BenchmarkResult : CaseResult {
   int sm_clock_after_mhz = -1;           ///< the SM clock read after the case (-1: unknown)
   SpeedOfLight speed_of_light;           ///< ms 0: no roofline known for this case
   std::optional<YardstickResult> yardstick;
+  JudgeCost judge_cost;
   /// 100 * speed of light / median, for a passed case with a roofline.
   std::optional<double> pct_of_speed_of_light() const;
 };

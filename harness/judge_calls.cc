@@ -139,7 +139,9 @@ WindowResult Session::judge_window(const CaseSpec& c, const std::vector<ProblemD
     }
     second = calls_.outputs_of(layout, 0);
   }
+  const auto t0 = Clock::now();
   check_answers(ins, layout, first, poisons, twice ? &second : nullptr, second_poisons, &r);
+  r.check_s = seconds_since(t0);
   // A timed window whose answers are right must also have taken at least the switches.
   if (r.decision.verdict == Verdict::kPassed && timed && calls_.timed()) {
     r.decision = window_check(raw.clock, calib);

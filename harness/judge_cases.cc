@@ -122,7 +122,10 @@ BenchmarkResult Session::run_benchmark(const CaseSpec& c) {
         // sets how many calls every later window makes.
         const int count = window == 0 ? 1 : w.calls_per_window;
         std::string e;
-        if (!generate_sets(c, count, window == 0, first_seed, &ins, &seeds, &e)) {
+        const auto g0 = Clock::now();
+        const bool made = generate_sets(c, count, window == 0, first_seed, &ins, &seeds, &e);
+        w.cost.generate_s += seconds_since(g0);
+        if (!made) {
           ins.clear();
           fatal_ = "generator failed: " + e;
           last = WindowResult{};
@@ -134,7 +137,10 @@ BenchmarkResult Session::run_benchmark(const CaseSpec& c) {
           *err = last.decision.reason;
           return false;
         }
+        const auto x0 = Clock::now();
         last = judge_window(c, ins, true);
+        w.cost.check_s += last.check_s;
+        w.cost.exchange_s += seconds_since(x0) - last.check_s;
         if (last.decision.verdict != Verdict::kPassed) {
           failed_seed = seeds[size_t(last.failed_call)];
           last.decision.reason = "call " + std::to_string(w.calls + last.failed_call + 1) +
@@ -157,13 +163,7 @@ BenchmarkResult Session::run_benchmark(const CaseSpec& c) {
         }
         return true;
       },
-      [&](const SampleRun& r, bool warm) {
-        progress("  ....  " + c.name + "  " +
-                 (warm ? "warm-up" : "sample " + std::to_string(r.samples.size())) +
-                 (r.samples.empty() ? ""
-                                    : "  median " + fixed(r.stats.median_ms, 4) + " ms  rse " +
-                                          fixed(100 * r.stats.rse, 2) + "%"));
-      });
+      [&](const SampleRun& r, bool warm) { sampling_progress(c.name, r, warm); });
   if (is_runtime_failure(last.decision.verdict)) calls_.stop();
   end_progress();
   fill_benchmark(run, w, last, &b);
@@ -172,10 +172,21 @@ BenchmarkResult Session::run_benchmark(const CaseSpec& c) {
   // A submit times the yardstick where the case passed; a sweep on every shape it can, the
   // solution's failures too (time_yardstick does nothing without inputs).
   const bool sweep = opts_.action == Action::kSweep;
-  if (opts_.yardstick && (sweep || (b.passed() && opts_.action == Action::kSubmit)))
+  if (opts_.yardstick && (sweep || (b.passed() && opts_.action == Action::kSubmit))) {
+    const auto y0 = Clock::now();
     b.yardstick = time_yardstick(ins, timing, b.workload, b.value);
+    b.judge_cost.yardstick_s = seconds_since(y0);
+  }
   b.wall_ms = seconds_since(t0) * 1000.0;
   return b;
+}
+
+void Session::sampling_progress(const std::string& name, const SampleRun& r, bool warm) {
+  progress("  ....  " + name + "  " +
+           (warm ? "warm-up" : "sample " + std::to_string(r.samples.size())) +
+           (r.samples.empty() ? ""
+                              : "  median " + fixed(r.stats.median_ms, 4) + " ms  rse " +
+                                    fixed(100 * r.stats.rse, 2) + "%"));
 }
 
 BenchmarkResult Session::not_run_benchmark(const CaseSpec& c) const {
@@ -205,6 +216,7 @@ void Session::fill_benchmark(const SampleRun& run, const WindowSamples& w, const
   b.worker_reported_median_ms = summarize(w.worker_ms).median_ms;
   b.host_call_median_ms = summarize(w.host_ms).median_ms;
   b.synchronising_windows = w.queued_late;
+  b.judge_cost = w.cost;
   if (passed) {
     b.value = spec_.metric.value(b.workload, run.stats.median_ms);
     if (limit() > 0) b.pct_of_limit = 100 * *b.value / limit();

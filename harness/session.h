@@ -78,6 +78,7 @@ struct WindowResult {
   double host_call_ms = 0;     // per call, the worker's host time queueing (a diagnostic)
   double delivery_model_ms = 0, snapshot_model_ms = 0;
   bool queued_late = false;
+  double check_s = 0;  // the judge's time checking the outputs against the oracle
 };
 
 // One set's answers, checked.
@@ -94,6 +95,7 @@ struct WindowSamples {
   int calls_per_window = 1;
   int calls = 0;             // every call made, warm-up windows included
   double fastest_ms = 1e30;  // the fastest per-call time of the warm-up windows
+  JudgeCost cost;            // the judge's own time, warm-up windows included
   void add(const WindowResult& w) {
     clocks.push_back(w.clock);
     worker_ms.push_back(w.worker_event_ms);
@@ -216,6 +218,8 @@ class Session {
   uint64_t case_seed(const CaseSpec& c) const { return opts_.has_seed ? opts_.seed : c.seed; }
   void progress(const std::string& line);
   void end_progress();
+  // The progress line of a benchmark's sampling: warm-up, or the sample, median and rse.
+  void sampling_progress(const std::string& name, const SampleRun& r, bool warm);
   // Prints `e` and returns its code: how a step that ends the run says why.
   ExitCode fail(const JudgeError& e);
   // The same for a step that reports through `outcome`: sets its code, returns false.

@@ -90,6 +90,16 @@ TEST(GpuJudge, NaivePassesEveryCaseAndWritesTheRecord) {
     EXPECT_NEAR(b["value"].get<double>(),
                 b["workload"].get<double>() / b["median_ms"].get<double>() / 1e9, 1e-6);
     EXPECT_LE(b["min_ms"].get<double>(), b["median_ms"].get<double>());
+    // The judge's own work: every part made (no yardstick: --no-yardstick), none past the
+    // case's wall time.
+    const auto& js = b["judge_seconds"];
+    double parts = 0;
+    for (const char* k : {"generate", "exchange", "check"}) {
+      EXPECT_GT(js[k].get<double>(), 0) << k;
+      parts += js[k].get<double>();
+    }
+    EXPECT_EQ(js["yardstick"].get<double>(), 0);
+    EXPECT_LE(parts, b["wall_ms"].get<double>() / 1000.0);
   }
   for (const auto& t : rec["tests"]) {
     ASSERT_EQ(t["outputs"].size(), 1u);
