@@ -162,12 +162,14 @@ void Fold(const Variants& variants, int n, size_t blk, QuantizedFp4* q) {
     q->packed_alt[e / 2] = static_cast<uint8_t>(q->packed_alt[e / 2] | (alt << shift));
     q->element_tie[e] = alt != own.code;
     q->element_accept[e] = accept;
+    if (q->element_accept_gs_up.empty()) continue;  // not asked for
     q->element_accept_gs_up[e] = static_cast<uint16_t>(accept | up);
     q->element_accept_gs_down[e] = static_cast<uint16_t>(accept | down);
   }
 }
 
-QuantizedFp4 Allocate(int rows, int cols, int block) {
+// `gs_neighbours` false: no element_accept_gs_up/down (see nvfp4_quantize_ref).
+QuantizedFp4 Allocate(int rows, int cols, int block, bool gs_neighbours = true) {
   QuantizedFp4 q;
   q.rows = rows;
   q.cols = cols;
@@ -177,8 +179,10 @@ QuantizedFp4 Allocate(int rows, int cols, int block) {
   q.packed_alt.assign(count / 2, 0);
   q.element_tie.assign(count, 0);
   q.element_accept.assign(count, 1);  // code 0, until a block is quantized
-  q.element_accept_gs_up.assign(count, 1);
-  q.element_accept_gs_down.assign(count, 1);
+  if (gs_neighbours) {
+    q.element_accept_gs_up.assign(count, 1);
+    q.element_accept_gs_down.assign(count, 1);
+  }
   q.scales.assign(count / block, 0);
   q.scales_alt.assign(count / block, 0);
   q.scale_tie.assign(count / block, 0);
@@ -301,10 +305,11 @@ void ScanTensor(const float* x, size_t count, int threads, float* amax, bool* fi
 
 }  // namespace
 
-QuantizedFp4 nvfp4_quantize_ref(const float* x, int rows, int cols, int rule, int threads) {
+QuantizedFp4 nvfp4_quantize_ref(const float* x, int rows, int cols, int rule, int threads,
+                                bool gs_neighbours) {
   if (rows <= 0 || cols <= 0 || cols % 16 != 0) return {};
   if (rule != kNvfp4RuleStatic6 && rule != kNvfp4RuleFourOverSix) return {};
-  QuantizedFp4 q = Allocate(rows, cols, 16);
+  QuantizedFp4 q = Allocate(rows, cols, 16, gs_neighbours);
   const size_t count = static_cast<size_t>(rows) * cols;
   const size_t blocks = count / 16;
   // Like nvfp4_quantize: a non-finite amax falls back to a global scale of 1.

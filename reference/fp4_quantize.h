@@ -181,8 +181,10 @@ struct QuantizedFp4 {
 /// empty tensor (rows = 0) when rows <= 0, cols is not a positive multiple of 16, or rule is
 /// neither 0 nor 1.
 /// `threads`: how many threads share the blocks (0: one per hardware thread); the result
-/// never depends on it.
-QuantizedFp4 nvfp4_quantize_ref(const float* x, int rows, int cols, int rule, int threads = 0);
+/// never depends on it. `gs_neighbours` false leaves element_accept_gs_up/down empty (they
+/// are only wanted for a submission whose global scale is an ulp off), the rest unchanged.
+QuantizedFp4 nvfp4_quantize_ref(const float* x, int rows, int cols, int rule, int threads = 0,
+                                bool gs_neighbours = true);
 
 /// MXFP4 reference quantizer (OCP MX v1.0 element and scale formats, fouroversix's scale
 /// choice). `x` as above; cols a positive multiple of 32. Per block of 32 along a row:

@@ -112,11 +112,12 @@ ExpectedOutput scales_expected(const QuantizedFp4& q) {
   return e;
 }
 
-bool quantize(const ProblemData& in, QuantizedFp4* q, std::string* err) {
+// The reference's answer for the set; `gs_neighbours` as for nvfp4_quantize_ref.
+bool quantize(const ProblemData& in, bool gs_neighbours, QuantizedFp4* q, std::string* err) {
   const int64_t M = in.dims.at("M"), K = in.dims.at("K");
   const int64_t rule = int64_t(in.scalars.at("rule"));
   const std::vector<float> x = bf16_buffer_values(in.buffers.at("x"));
-  *q = nvfp4_quantize_ref(x.data(), int(M), int(K), int(rule));
+  *q = nvfp4_quantize_ref(x.data(), int(M), int(K), int(rule), 0, gs_neighbours);
   if (q->rows == 0) {
     *err = "the reference quantizer refused M=" + std::to_string(M) + " K=" + std::to_string(K) +
            " rule=" + std::to_string(rule);
@@ -156,7 +157,7 @@ class Nvfp4Quantize : public Challenge {
 
   bool oracle(const ProblemData& in, OracleDevice, Expected* out, std::string* err) const override {
     QuantizedFp4 q;
-    if (!quantize(in, &q, err)) return false;
+    if (!quantize(in, false, &q, err)) return false;
     (*out)["q"] = codes_expected(q, q.element_accept);
     (*out)["scales"] = scales_expected(q);
     (*out)["global_scale"].values = {q.global_scale};
@@ -176,7 +177,7 @@ class Nvfp4Quantize : public Challenge {
     const bool down = got == std::nextafter(ref, -INFINITY);
     if (!up && !down) return true;  // the same scale, or one the ulp comparison rejects
     QuantizedFp4 q;
-    if (!quantize(in, &q, err)) return false;
+    if (!quantize(in, true, &q, err)) return false;
     (*expected)["q"] = codes_expected(q, up ? q.element_accept_gs_up : q.element_accept_gs_down);
     return true;
   }

@@ -470,6 +470,35 @@ TEST(Fp4QuantizeRule0, AllZeroTensorAndBlocks) {
   }
 }
 
+TEST(Fp4QuantizeRule0, WithoutTheGlobalScaleNeighboursOnlyThoseAreLeftOut) {
+  // Gaussian blocks, and (rule 0: amax 10.5, so gs = 256) one block of exactly hit E2M1
+  // midpoints under power-of-two scales, where the neighbours' masks add codes.
+  std::mt19937 rng(11);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> x(8 * 96);
+  for (float& v : x) v = normal(rng);
+  x[0] = 10.5f;
+  const float mids[8] = {0.25f, 0.75f, 1.25f, 1.75f, 2.5f, 3.5f, 5.0f, 6.0f};
+  for (int i = 0; i < 16; ++i) x[16 + i] = (i % 2 ? -1.0f : 1.0f) * mids[i % 8] / 256.0f;
+  for (int rule : {kNvfp4RuleStatic6, kNvfp4RuleFourOverSix}) {
+    const QuantizedFp4 all = nvfp4_quantize_ref(x.data(), 8, 96, rule);
+    const QuantizedFp4 lean = nvfp4_quantize_ref(x.data(), 8, 96, rule, 0, false);
+    EXPECT_TRUE(lean.element_accept_gs_up.empty() && lean.element_accept_gs_down.empty());
+    if (rule == kNvfp4RuleStatic6) {
+      EXPECT_NE(all.element_accept_gs_up, all.element_accept) << "no midpoint was hit";
+      EXPECT_NE(all.element_accept_gs_down, all.element_accept) << "no midpoint was hit";
+    }
+    EXPECT_EQ(lean.global_scale, all.global_scale) << rule;
+    EXPECT_EQ(lean.element_accept, all.element_accept) << rule;
+    for (const auto field :
+         {&QuantizedFp4::packed, &QuantizedFp4::packed_alt, &QuantizedFp4::element_tie,
+          &QuantizedFp4::scales, &QuantizedFp4::scales_alt, &QuantizedFp4::scale_tie,
+          &QuantizedFp4::scale_options, &QuantizedFp4::chose_four}) {
+      EXPECT_EQ(lean.*field, all.*field) << rule;
+    }
+  }
+}
+
 TEST(Fp4QuantizeRule0, OneHugeOutlier) {
   std::mt19937 rng(3);
   std::normal_distribution<float> normal(0.0f, 0.01f);
