@@ -43,25 +43,30 @@ const Ziggurat& ziggurat() {
 
 }  // namespace
 
-double Rng::normal() {
+namespace rng_detail {
+const double* ziggurat_edges() {
+  return ziggurat().x;
+}
+}  // namespace rng_detail
+
+double Rng::normal_off_core(uint64_t u) {
   const Ziggurat& z = ziggurat();
   for (;;) {
-    const uint64_t u = next();
     const int layer = static_cast<int>(u & (kLayers - 1));
-    const double sign = (u >> 8) & 1 ? -1.0 : 1.0;
     const double x = static_cast<double>(u >> 11) * (1.0 / 9007199254740992.0) * z.x[layer];
-    if (x < z.x[layer + 1]) return sign * x;  // inside the layer's core: under the curve
+    if (x < z.x[layer + 1]) return with_sign(x, u);  // inside the layer's core: under the curve
     if (layer == 0) {
       // Past r: the tail, by Marsaglia's method for the normal tail.
       for (;;) {
         const double a = -std::log(1.0 - uniform()) / kR;
         const double b = -std::log(1.0 - uniform());
-        if (2.0 * b > a * a) return sign * (kR + a);
+        if (2.0 * b > a * a) return with_sign(kR + a, u);
       }
     }
     // The wedge between the core and the curve: a uniform height in the layer.
     const double y = z.f[layer] + uniform() * (z.f[layer + 1] - z.f[layer]);
-    if (y < density(x)) return sign * x;
+    if (y < density(x)) return with_sign(x, u);
+    u = next();
   }
 }
 
