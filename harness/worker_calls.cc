@@ -9,6 +9,7 @@
 
 #include "harness/process.h"
 #include "harness/text.h"
+#include "reference/parallel.h"
 
 namespace fp4arena {
 namespace judging {
@@ -582,34 +583,49 @@ void WorkerCalls::read_worker_word(const CallReply& reply, RawWindow* raw) const
   f.threads_after = int(threads_after);
 }
 
+WorkerCalls::SetIntegrity WorkerCalls::set_integrity(const Layout& layout, const ProblemData& in,
+                                                     const std::vector<uint8_t>& canary,
+                                                     int set) const {
+  SetIntegrity r;
+  const uint8_t* image = set_image(set);
+  for (const Slot& sl : layout.slots) {
+    const uint8_t* base = image + sl.offset;
+    bool front = std::memcmp(base, canary.data(), kCanaryBytes) == 0;
+    bool back = std::memcmp(base + kCanaryBytes + sl.payload, canary.data(), kCanaryBytes) == 0;
+    if (!front || !back) {
+      r.canary_broken = std::string(back ? "before the start" : "past the end") + " of '" +
+                        sl.param->name + "' (" + std::to_string(sl.payload) + " bytes)";
+      return r;
+    }
+  }
+  for (const Slot& sl : layout.slots) {
+    if (sl.param->role != "in") continue;
+    const std::vector<uint8_t>& orig = in.buffers.at(sl.param->name);
+    const uint8_t* got = image + sl.offset + kCanaryBytes;
+    if (std::memcmp(got, orig.data(), sl.payload) != 0) {
+      size_t first = 0;
+      while (first < sl.payload && got[first] == orig[first]) ++first;
+      r.input_changed = "'" + sl.param->name + "' (first changed byte at " + std::to_string(first) +
+                        " of " + std::to_string(sl.payload) + ")";
+      return r;
+    }
+  }
+  return r;
+}
+
 void WorkerCalls::check_integrity(const Layout& layout, const std::vector<ProblemData>& ins,
                                   const std::vector<uint8_t>& canary, RawWindow* raw) const {
-  CallFacts& f = raw->facts;
-  for (int s = 0; s < int(ins.size()) && raw->failed_set < 0; ++s) {
-    const uint8_t* image = set_image(s);
-    for (const Slot& sl : layout.slots) {
-      const uint8_t* base = image + sl.offset;
-      bool front = std::memcmp(base, canary.data(), kCanaryBytes) == 0;
-      bool back = std::memcmp(base + kCanaryBytes + sl.payload, canary.data(), kCanaryBytes) == 0;
-      if (!front || !back) {
-        f.canary_broken = std::string(back ? "before the start" : "past the end") + " of '" +
-                          sl.param->name + "' (" + std::to_string(sl.payload) + " bytes)";
-        raw->failed_set = s;
-        break;
-      }
-    }
-    for (const Slot& sl : layout.slots) {
-      if (sl.param->role != "in" || raw->failed_set >= 0) continue;
-      const std::vector<uint8_t>& orig = ins[s].buffers.at(sl.param->name);
-      const uint8_t* got = image + sl.offset + kCanaryBytes;
-      if (std::memcmp(got, orig.data(), sl.payload) != 0) {
-        size_t first = 0;
-        while (first < sl.payload && got[first] == orig[first]) ++first;
-        f.input_changed = "'" + sl.param->name + "' (first changed byte at " +
-                          std::to_string(first) + " of " + std::to_string(sl.payload) + ")";
-        raw->failed_set = s;
-      }
-    }
+  // The sets side by side (a quantizer's window compares over a gigabyte of inputs); the
+  // first set that failed is reported, as a loop over them in order would.
+  std::vector<SetIntegrity> sets(ins.size());
+  ParallelFor(ResolveThreads(0), ins.size(),
+              [&](size_t s) { sets[s] = set_integrity(layout, ins[s], canary, int(s)); });
+  for (size_t s = 0; s < sets.size(); ++s) {
+    if (sets[s].canary_broken.empty() && sets[s].input_changed.empty()) continue;
+    raw->facts.canary_broken = sets[s].canary_broken;
+    raw->facts.input_changed = sets[s].input_changed;
+    raw->failed_set = int(s);
+    return;
   }
 }
 

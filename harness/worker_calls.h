@@ -233,6 +233,13 @@ class WorkerCalls {
   // The worker's own figures from its final reply (diagnostics; a malformed one ends the
   // window as the worker's failure).
   void read_worker_word(const CallReply& reply, RawWindow* raw) const;
+  // What broke in one set after a window: a canary, else an input (both empty: nothing).
+  struct SetIntegrity {
+    std::string canary_broken, input_changed;
+  };
+  // One set's canaries, then (where they hold) its inputs.
+  SetIntegrity set_integrity(const Layout& layout, const ProblemData& in,
+                             const std::vector<uint8_t>& canary, int set) const;
   // Every set's canaries and inputs after the window; the first failure goes into raw.
   void check_integrity(const Layout& layout, const std::vector<ProblemData>& ins,
                        const std::vector<uint8_t>& canary, RawWindow* raw) const;
