@@ -50,9 +50,6 @@ struct CaseResult {
 /// A test case: one call on one input set, every output compared with the oracle.
 struct TestResult : CaseResult {};
 
-/// A benchmark case: windows of calls timed by the judge's clock, every call's outputs
-/// checked. `ran` false: the case never started (the judge had already failed): only the
-/// name, seed, dims, workload, verdict and reason mean anything.
 /// Where a benchmark's wall time went on the judge's side, in seconds (a diagnostic, never
 /// ranked): making the input sets, the windows' exchanges with the worker (delivery, the
 /// calls, read-back and integrity checks), checking every output against the oracle, and
@@ -61,6 +58,9 @@ struct JudgeCost {
   double generate_s = 0, exchange_s = 0, check_s = 0, yardstick_s = 0;
 };
 
+/// A benchmark case: windows of calls timed by the judge's clock, every call's outputs
+/// checked. `ran` false: the case never started (the judge had already failed): only the
+/// name, seed, dims, workload, verdict and reason mean anything.
 struct BenchmarkResult : CaseResult {
   double workload = 0;  ///< FLOPs or bytes of one call (the spec's metric)
   bool ran = false;
