@@ -7,8 +7,6 @@
 namespace fp4arena {
 namespace {
 
-constexpr float kE2m1Magnitudes[8] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f};
-
 // Round-half-to-even of a non-negative float that is small enough (< 2^23) for the floor to
 // be exact. Written out instead of std::nearbyint so the result never depends on the
 // thread's floating-point rounding mode. For q >= 0 the conversion's truncation is the floor.
@@ -20,11 +18,6 @@ int RoundHalfEven(float q) {
 }
 
 }  // namespace
-
-float e2m1_decode(uint8_t code) {
-  const float mag = kE2m1Magnitudes[code & 0x7];
-  return (code & 0x8) ? -mag : mag;
-}
 
 namespace {
 
