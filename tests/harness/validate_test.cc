@@ -269,6 +269,14 @@ TEST(Validate, ExactOrTieAcceptsAnyOfSeveralAlternatives) {
   EXPECT_FALSE(check_expected(p, 4, 2, e, &err)) << "a tie mask needs an alternative";
 }
 
+// One mismatching element in the report, at (row, col).
+void ExpectOneMismatchAt(const OutputReport& r, int64_t row, int64_t col) {
+  EXPECT_EQ(r.mismatches, 1);
+  ASSERT_EQ(r.worst.size(), 1u);
+  EXPECT_EQ(r.worst[0].row, row);
+  EXPECT_EQ(r.worst[0].col, col);
+}
+
 TEST(Validate, ExactRowsEqualToTheAnswerPassWholeAndTheRestElementByElement) {
   // Three rows of four E2M1 codes: row 0 is the answer byte for byte, row 1 takes a marked
   // tie's other code, row 2 has one wrong code. The report is the element-by-element one.
@@ -280,21 +288,15 @@ TEST(Validate, ExactRowsEqualToTheAnswerPassWholeAndTheRestElementByElement) {
   std::vector<uint8_t> got = {0x21, 0x43, 0x31, 0x43, 0x21, 0x44};
   OutputReport r = compare_output(p, 3, 4, got.data(), Poison{0x77}, nullptr, Poison{}, e);
   EXPECT_FALSE(r.passed);
-  EXPECT_EQ(r.mismatches, 1);
   EXPECT_EQ(r.ties, 1);
-  ASSERT_EQ(r.worst.size(), 1u);
-  EXPECT_EQ(r.worst[0].row, 2);
-  EXPECT_EQ(r.worst[0].col, 2);
+  ExpectOneMismatchAt(r, 2, 2);
   // Rows of an odd number of E2M1 codes share a byte: checked element by element.
   ParamSpec odd = out_param(DType::kE2m1x2, CompareKind::kExact);
   ExpectedOutput oe;
   oe.bytes = {0x21, 0x43, 0x65};  // two rows of three codes: 1 2 3 | 4 5 6
   std::vector<uint8_t> og = {0x21, 0x43, 0x75};
   r = compare_output(odd, 2, 3, og.data(), Poison{0x77}, nullptr, Poison{}, oe);
-  EXPECT_EQ(r.mismatches, 1);
-  ASSERT_EQ(r.worst.size(), 1u);
-  EXPECT_EQ(r.worst[0].row, 1);
-  EXPECT_EQ(r.worst[0].col, 2);
+  ExpectOneMismatchAt(r, 1, 2);
   // Under a NaN poison an element equal to the poison is never written, even in a row that
   // is otherwise the answer.
   ParamSpec fp8 = out_param(DType::kFp8E4m3, CompareKind::kExact);
