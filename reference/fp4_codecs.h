@@ -22,9 +22,10 @@ inline float e2m1_decode(uint8_t code) {
 /// (also +-inf); NaN encodes as +0 (E2M1 has no NaN); -0.0 encodes as 8. Inline: the
 /// quantizers' oracle calls it for every element of sets of tens of millions.
 inline uint8_t e2m1_encode_rne(float x) {
-  if (std::isnan(x)) return 0;
-  const uint8_t sign = std::signbit(x) ? 0x8 : 0x0;
   const float a = std::fabs(x);
+  // Without a branch, so that a loop of calls vectorises: a NaN fails every comparison
+  // below (magnitude code 0) and drops its sign (a == a only fails for NaN).
+  const uint8_t sign = static_cast<uint8_t>((std::signbit(x) & (a == a)) << 3);
   // Decision points are the midpoints between neighbouring magnitudes; at a tie the even
   // code (mantissa bit 0) wins, which is why the comparison alternates between > and >=:
   // ties 0|0.5 -> 0, 0.5|1 -> 1, 1|1.5 -> 1, 1.5|2 -> 2, 2|3 -> 2, 3|4 -> 4, 4|6 -> 4.

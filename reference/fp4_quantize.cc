@@ -1,6 +1,7 @@
 #include "reference/fp4_quantize.h"
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstring>
 #include <sstream>
@@ -159,27 +160,31 @@ void Fold(const Variants& variants, int n, size_t blk, QuantizedFp4* q) {
     const size_t e = blk * n + i;
     const int shift = (e & 1) ? 4 : 0;
     q->packed[e / 2] = static_cast<uint8_t>(q->packed[e / 2] | (own.code << shift));
-    q->packed_alt[e / 2] = static_cast<uint8_t>(q->packed_alt[e / 2] | (alt << shift));
-    q->element_tie[e] = alt != own.code;
     q->element_accept[e] = accept;
+    if (!q->element_tie.empty()) {  // asked for
+      q->packed_alt[e / 2] = static_cast<uint8_t>(q->packed_alt[e / 2] | (alt << shift));
+      q->element_tie[e] = alt != own.code;
+    }
     if (q->element_accept_gs_up.empty()) continue;  // not asked for
     q->element_accept_gs_up[e] = static_cast<uint16_t>(accept | up);
     q->element_accept_gs_down[e] = static_cast<uint16_t>(accept | down);
   }
 }
 
-// `gs_neighbours` false: no element_accept_gs_up/down (see nvfp4_quantize_ref).
-QuantizedFp4 Allocate(int rows, int cols, int block, bool gs_neighbours = true) {
+// The outputs `outputs` leaves out stay empty (see nvfp4_quantize_ref).
+QuantizedFp4 Allocate(int rows, int cols, int block, Fp4RefOutputs outputs = {}) {
   QuantizedFp4 q;
   q.rows = rows;
   q.cols = cols;
   q.block = block;
   const size_t count = static_cast<size_t>(rows) * cols;
   q.packed.assign(count / 2, 0);
-  q.packed_alt.assign(count / 2, 0);
-  q.element_tie.assign(count, 0);
+  if (outputs.tie_codes) {
+    q.packed_alt.assign(count / 2, 0);
+    q.element_tie.assign(count, 0);
+  }
   q.element_accept.assign(count, 1);  // code 0, until a block is quantized
-  if (gs_neighbours) {
+  if (outputs.gs_neighbours) {
     q.element_accept_gs_up.assign(count, 1);
     q.element_accept_gs_down.assign(count, 1);
   }
@@ -191,14 +196,82 @@ QuantizedFp4 Allocate(int rows, int cols, int block, bool gs_neighbours = true) 
 }
 
 // max |x| over n values; NaN left out, as std::fmax(m, |x|) would (m is never NaN, so a
-// NaN |x| loses the comparison), as in nvfp4_quantize. A comparison, not a libm call.
+// NaN |x| loses the comparison), as in nvfp4_quantize. A comparison, not a libm call, in 8
+// running maxima side by side so that the loop vectorises (a maximum does not depend on the
+// order it is taken in: the result is the same bits).
 float AbsMax(const float* x, size_t n) {
+  constexpr size_t kLanes = 8;
+  float lane[kLanes] = {};
+  size_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (size_t j = 0; j < kLanes; ++j) {
+      const float a = std::fabs(x[i + j]);
+      lane[j] = a > lane[j] ? a : lane[j];
+    }
+  }
   float m = 0.0f;
-  for (size_t i = 0; i < n; ++i) {
+  for (; i < n; ++i) {
     const float a = std::fabs(x[i]);
     if (a > m) m = a;
   }
+  for (float a : lane) m = a > m ? a : m;
   return m;
+}
+
+// Whether any of n values is NaN or infinite, without a branch per value.
+bool AllFinite(const float* x, size_t n) {
+  int bad = 0;
+  for (size_t i = 0; i < n; ++i) bad |= !(std::fabs(x[i]) <= FLT_MAX);
+  return bad == 0;
+}
+
+// The fast path's element codes: code[i] = e2m1_encode_rne(v[i]) for n values. False where some
+// |v[i]| lies on a rounding boundary or within the near-tie bound of one (every boundary is
+// tested, a superset of the neighbours E2m1Round tests): that block then takes the general
+// path, which marks its ties. Branch-free over the elements, so that it vectorises.
+bool PlainCodes(const float* v, int n, uint8_t* code) {
+  static constexpr float kBoundaries[7] = {0.25f, 0.75f, 1.25f, 1.75f, 2.5f, 3.5f, 5.0f};
+  int near = 0;
+  for (int i = 0; i < n; ++i) {
+    const float a = std::fabs(v[i]);
+    for (float b : kBoundaries) near |= std::fabs(a - b) <= kTieRelBound * b;
+    code[i] = e2m1_encode_rne(v[i]);
+  }
+  return near == 0;
+}
+
+// Writes a block with one plausible answer (no scale or element tie, no exactly hit
+// midpoint): what Fold writes for a single variant whose codes have no alternatives.
+void WritePlain(const uint8_t* code, int n, uint8_t scale, size_t blk, QuantizedFp4* q) {
+  std::fill_n(q->scale_options.begin() + blk * kMaxScaleOptions, kMaxScaleOptions, scale);
+  q->scales[blk] = q->scales_alt[blk] = scale;
+  q->scale_tie[blk] = 0;
+  const size_t first = blk * n;
+  for (int i = 0; i < n; i += 2) {
+    const uint8_t byte = static_cast<uint8_t>(code[i] | (code[i + 1] << 4));
+    q->packed[(first + i) / 2] = byte;
+    if (!q->packed_alt.empty()) q->packed_alt[(first + i) / 2] = byte;
+  }
+  if (!q->element_tie.empty()) std::fill_n(q->element_tie.begin() + first, n, 0);
+  for (int i = 0; i < n; ++i) q->element_accept[first + i] = static_cast<uint16_t>(1u << code[i]);
+  if (q->element_accept_gs_up.empty()) return;
+  std::copy_n(q->element_accept.begin() + first, n, q->element_accept_gs_up.begin() + first);
+  std::copy_n(q->element_accept.begin() + first, n, q->element_accept_gs_down.begin() + first);
+}
+
+// A candidate's codes under scale code `scale` by the pinned element formula `f`, as
+// QuantizeBlock computes them; false where the block needs the general path.
+bool PlainCandidate(const float* x, int n, uint8_t scale, ElementFormula f, float gs, float ds,
+                    uint8_t* code) {
+  const float s = e4m3_decode(scale);
+  if (s == 0.0f) {
+    std::fill_n(code, n, 0);
+    return true;
+  }
+  const float r = f == ElementFormula::kFourOverSix ? 1.0f / (ds * s) : 0.0f;
+  float v[kMaxBlock];
+  for (int i = 0; i < n; ++i) v[i] = f == ElementFormula::kStatic6 ? x[i] * gs / s : x[i] * r;
+  return PlainCodes(v, n, code);
 }
 
 // Rule 1's candidate error err_c and the two sums of its tie bound (see the header).
@@ -208,11 +281,12 @@ struct CandidateError {
   double e;      // sum d_i^2
 };
 
-CandidateError FourOverSixError(const float* x, int n, const Variant& var, float amax) {
-  const float s = e4m3_decode(var.scale);
+CandidateError FourOverSixError(const float* x, int n, uint8_t scale, const uint8_t* code,
+                                float amax) {
+  const float s = e4m3_decode(scale);
   CandidateError ce{0.0f, 0.0, 0.0};
   for (int i = 0; i < n; ++i) {
-    const float deq = e2m1_decode(var.elem[i].code) * s * amax / 1536.0f;
+    const float deq = e2m1_decode(code[i]) * s * amax / 1536.0f;
     const float d = deq - x[i];
     ce.err += d * d;
     ce.x_abs += std::fabs(static_cast<double>(x[i])) * std::fabs(static_cast<double>(d));
@@ -221,9 +295,31 @@ CandidateError FourOverSixError(const float* x, int n, const Variant& var, float
   return ce;
 }
 
+CandidateError FourOverSixError(const float* x, int n, const Variant& var, float amax) {
+  uint8_t code[kMaxBlock];
+  for (int i = 0; i < n; ++i) code[i] = var.elem[i].code;
+  return FourOverSixError(x, n, var.scale, code, amax);
+}
+
+// Rule 1's 4-vs-6 choice: whether 4 wins, and whether the choice is a near-tie (see the header).
+bool ChoiceIsTie(const CandidateError& e6, const CandidateError& e4) {
+  const double bound = 0x1p-17 * (e6.x_abs + e4.x_abs + e6.e + e4.e);
+  // Also when the two candidates dequantize to identical products e2m1*S (err_4 == err_6
+  // here): an order that forms S/gs or S*amax first rounds them differently. And when
+  // e2m1*S*amax overflowed (amax > FLT_MAX/1536): other orders stay finite.
+  return !std::isfinite(e4.err) || !std::isfinite(e6.err) ||
+         std::fabs(static_cast<double>(e4.err) - e6.err) <= bound;
+}
+
 void Rule0Block(const float* xb, float gs, size_t blk, QuantizedFp4* q) {
   const float bmax = AbsMax(xb, 16);
   const Rounded sc = E4m3Round(bmax / 6.0f * gs);
+  uint8_t code[16];
+  if (sc.alt == sc.code &&
+      PlainCandidate(xb, 16, sc.code, ElementFormula::kStatic6, gs, 0.0f, code)) {
+    WritePlain(code, 16, sc.code, blk, q);
+    return;
+  }
   Variants variants;
   variants.push_back(QuantizeBlock(xb, 16, sc.code, ElementFormula::kStatic6, gs, 0.0f));
   if (sc.alt != sc.code) {
@@ -232,11 +328,34 @@ void Rule0Block(const float* xb, float gs, size_t blk, QuantizedFp4* q) {
   Fold(variants, 16, blk, q);
 }
 
+// Rule 1's fast path for a block whose scale candidates have no tie: both candidates' codes
+// and errors as Rule1Block computes them; false (nothing written) where an element or the
+// 4-vs-6 choice is a near-tie.
+bool Rule1Plain(const float* xb, float amax, float gs, float ds, uint8_t scale6, uint8_t scale4,
+                size_t blk, QuantizedFp4* q) {
+  uint8_t code6[16], code4[16];
+  if (!PlainCandidate(xb, 16, scale6, ElementFormula::kFourOverSix, gs, ds, code6) ||
+      !PlainCandidate(xb, 16, scale4, ElementFormula::kFourOverSix, gs, ds, code4)) {
+    return false;
+  }
+  const CandidateError e6 = FourOverSixError(xb, 16, scale6, code6, amax);
+  const CandidateError e4 = FourOverSixError(xb, 16, scale4, code4, amax);
+  if (ChoiceIsTie(e6, e4)) return false;
+  const bool four = e4.err < e6.err;
+  q->chose_four[blk] = four;
+  WritePlain(four ? code4 : code6, 16, four ? scale4 : scale6, blk, q);
+  return true;
+}
+
 void Rule1Block(const float* xb, float amax, float gs, float ds, size_t blk, QuantizedFp4* q) {
   const float bmax = AbsMax(xb, 16);
   const float s6 = bmax / 6.0f * gs;
   const float s4 = s6 * 1.5f;
   const Rounded r6 = E4m3Round(s6), r4 = E4m3Round(s4);
+  if (r6.alt == r6.code && r4.alt == r4.code &&
+      Rule1Plain(xb, amax, gs, ds, r6.code, r4.code, blk, q)) {
+    return;
+  }
   // Every plausible scale pair; the first is the reference's own.
   const uint8_t opts6[2] = {r6.code, r6.alt}, opts4[2] = {r4.code, r4.alt};
   const int n6 = r6.alt != r6.code ? 2 : 1, n4 = r4.alt != r4.code ? 2 : 1;
@@ -256,12 +375,7 @@ void Rule1Block(const float* xb, float amax, float gs, float ds, size_t blk, Qua
       const CandidateError e6 = FourOverSixError(xb, 16, v6, amax);
       const CandidateError e4 = FourOverSixError(xb, 16, v4, amax);
       const bool four = e4.err < e6.err;
-      const double bound = 0x1p-17 * (e6.x_abs + e4.x_abs + e6.e + e4.e);
-      // Also when the two candidates dequantize to identical products e2m1*S (err_4 == err_6
-      // here): an order that forms S/gs or S*amax first rounds them differently. And when
-      // e2m1*S*amax overflowed (amax > FLT_MAX/1536): other orders stay finite.
-      const bool tie = !std::isfinite(e4.err) || !std::isfinite(e6.err) ||
-                       std::fabs(static_cast<double>(e4.err) - e6.err) <= bound;
+      const bool tie = ChoiceIsTie(e6, e4);
       if (first) q->chose_four[blk] = four;
       first = false;
       variants.push_back(four ? v4 : v6);
@@ -291,9 +405,7 @@ void ScanTensor(const float* x, size_t count, int threads, float* amax, bool* fi
   ParallelFor(ResolveThreads(threads), chunks, [&](size_t c) {
     const size_t begin = c * kChunk, n = std::min(count, begin + kChunk) - begin;
     part_max[c] = AbsMax(x + begin, n);
-    bool ok = true;
-    for (size_t i = 0; i < n; ++i) ok = ok && std::isfinite(x[begin + i]);
-    part_finite[c] = ok;
+    part_finite[c] = AllFinite(x + begin, n);
   });
   *amax = 0.0f;
   *finite = true;
@@ -306,10 +418,10 @@ void ScanTensor(const float* x, size_t count, int threads, float* amax, bool* fi
 }  // namespace
 
 QuantizedFp4 nvfp4_quantize_ref(const float* x, int rows, int cols, int rule, int threads,
-                                bool gs_neighbours) {
+                                Fp4RefOutputs outputs) {
   if (rows <= 0 || cols <= 0 || cols % 16 != 0) return {};
   if (rule != kNvfp4RuleStatic6 && rule != kNvfp4RuleFourOverSix) return {};
-  QuantizedFp4 q = Allocate(rows, cols, 16, gs_neighbours);
+  QuantizedFp4 q = Allocate(rows, cols, 16, outputs);
   const size_t count = static_cast<size_t>(rows) * cols;
   const size_t blocks = count / 16;
   // Like nvfp4_quantize: a non-finite amax falls back to a global scale of 1.
@@ -332,9 +444,10 @@ QuantizedFp4 nvfp4_quantize_ref(const float* x, int rows, int cols, int rule, in
   return q;
 }
 
-QuantizedFp4 mxfp4_quantize_ref(const float* x, int rows, int cols, int threads) {
+QuantizedFp4 mxfp4_quantize_ref(const float* x, int rows, int cols, int threads,
+                                Fp4RefOutputs outputs) {
   if (rows <= 0 || cols <= 0 || cols % 32 != 0) return {};
-  QuantizedFp4 q = Allocate(rows, cols, 32);
+  QuantizedFp4 q = Allocate(rows, cols, 32, outputs);
   const size_t blocks = static_cast<size_t>(rows) * cols / 32;
   ForEachBlock(blocks, threads, [&](size_t blk) {
     const float* xb = x + blk * 32;
@@ -342,20 +455,22 @@ QuantizedFp4 mxfp4_quantize_ref(const float* x, int rows, int cols, int threads)
     q.scales[blk] = q.scales_alt[blk] = sc;
     std::fill_n(q.scale_options.begin() + blk * kMaxScaleOptions, kMaxScaleOptions, sc);
     const float s = e8m0_decode(sc);
-    for (int i = 0; i < 32; i += 2) {
-      uint8_t lo = 0, hi = 0;
-      if (sc != 0) {  // code 0: an all-zero block (for BF16 inputs), codes 0
-        lo = e2m1_encode_rne(xb[i] / s);
-        hi = e2m1_encode_rne(xb[i + 1] / s);
-      }
-      q.packed[blk * 16 + i / 2] = q.packed_alt[blk * 16 + i / 2] =
-          static_cast<uint8_t>(lo | (hi << 4));
-      for (int k = 0; k < 2; ++k) {
-        const size_t e = blk * 32 + i + k;
-        q.element_accept[e] = q.element_accept_gs_up[e] = q.element_accept_gs_down[e] =
-            static_cast<uint16_t>(1u << (k ? hi : lo));
-      }
+    uint8_t code[32] = {};  // scale code 0: an all-zero block (for BF16 inputs), codes 0
+    if (sc != 0) {
+      for (int i = 0; i < 32; ++i) code[i] = e2m1_encode_rne(xb[i] / s);
     }
+    const size_t first = blk * 32;
+    for (int i = 0; i < 32; i += 2) {
+      q.packed[(first + i) / 2] = static_cast<uint8_t>(code[i] | (code[i + 1] << 4));
+    }
+    for (int i = 0; i < 32; ++i) q.element_accept[first + i] = static_cast<uint16_t>(1u << code[i]);
+    // No ties: the alternatives are the codes themselves (element_tie stays 0).
+    if (!q.packed_alt.empty()) {
+      std::copy_n(q.packed.begin() + first / 2, 16, q.packed_alt.begin() + first / 2);
+    }
+    if (q.element_accept_gs_up.empty()) return;
+    std::copy_n(q.element_accept.begin() + first, 32, q.element_accept_gs_up.begin() + first);
+    std::copy_n(q.element_accept.begin() + first, 32, q.element_accept_gs_down.begin() + first);
   });
   return q;
 }
@@ -429,7 +544,7 @@ Fp4Comparison compare_exact_or_tie(const QuantizedFp4& ref, const uint8_t* packe
     const int shift = (i & 1) ? 4 : 0;
     const uint8_t got = (packed[i / 2] >> shift) & 0xF;
     const uint8_t want = (ref.packed[i / 2] >> shift) & 0xF;
-    const uint8_t alt = (ref.packed_alt[i / 2] >> shift) & 0xF;
+    const uint8_t alt = ref.packed_alt.empty() ? want : (ref.packed_alt[i / 2] >> shift) & 0xF;
     if (got == want) continue;
     if ((accept[i] >> got) & 1) {
       ++c.element_alternatives;

@@ -103,6 +103,7 @@ struct QuantizedFp4 {
 
   /// Same layout as `packed`: another acceptable code per nibble (== packed's where none):
   /// the element's near-tie neighbour, or the code of another plausible variant of its block.
+  /// Empty where Fp4RefOutputs::tie_codes was false, as element_tie is.
   std::vector<uint8_t> packed_alt;
   /// Same layout as `scales`: another acceptable scale code (== scales' where none).
   std::vector<uint8_t> scales_alt;
@@ -128,6 +129,18 @@ struct QuantizedFp4 {
   /// Rule 1 only (empty otherwise), one per block: 1 where the block kept the candidate whose
   /// amax maps to 4.
   std::vector<uint8_t> chose_four;
+};
+
+/// Which optional fields of QuantizedFp4 the reference quantizers fill. The judge reads only
+/// the codes, element_accept and the scale fields, and a submission's global scale is an ulp
+/// off the reference's only now and then, so it leaves the rest out: on an 18432 x 3072
+/// tensor they are 310 MB of the reference's answer.
+struct Fp4RefOutputs {
+  /// element_accept_gs_up/down: only wanted for a submission whose global scale is an ulp off.
+  bool gs_neighbours = true;
+  /// packed_alt and element_tie: what tests and reports read (compare_exact_or_tie then names
+  /// the reference's own code alone where it reports a mismatch).
+  bool tie_codes = true;
 };
 
 /// NVFP4 reference quantizer. `x` is row-major rows x cols, finite, BF16-representable values
@@ -181,10 +194,10 @@ struct QuantizedFp4 {
 /// empty tensor (rows = 0) when rows <= 0, cols is not a positive multiple of 16, or rule is
 /// neither 0 nor 1.
 /// `threads`: how many threads share the blocks (0: one per hardware thread); the result
-/// never depends on it. `gs_neighbours` false leaves element_accept_gs_up/down empty (they
-/// are only wanted for a submission whose global scale is an ulp off), the rest unchanged.
+/// never depends on it. `outputs` names the optional fields to leave empty (Fp4RefOutputs);
+/// the others are the same either way.
 QuantizedFp4 nvfp4_quantize_ref(const float* x, int rows, int cols, int rule, int threads = 0,
-                                bool gs_neighbours = true);
+                                Fp4RefOutputs outputs = {});
 
 /// MXFP4 reference quantizer (OCP MX v1.0 element and scale formats, fouroversix's scale
 /// choice). `x` as above; cols a positive multiple of 32. Per block of 32 along a row:
@@ -205,8 +218,9 @@ QuantizedFp4 nvfp4_quantize_ref(const float* x, int rows, int cols, int rule, in
 /// evaluation order gets the same v, and for BF16 inputs bmax/6 rounds to FP32 without
 /// crossing a power of two, so every implementation of "smallest 2^k >= bmax/6" agrees.
 /// Returns an empty tensor when rows <= 0 or cols is not a positive multiple of 32.
-/// `threads` as for nvfp4_quantize_ref.
-QuantizedFp4 mxfp4_quantize_ref(const float* x, int rows, int cols, int threads = 0);
+/// `threads` and `outputs` as for nvfp4_quantize_ref.
+QuantizedFp4 mxfp4_quantize_ref(const float* x, int rows, int cols, int threads = 0,
+                                Fp4RefOutputs outputs = {});
 
 /// Dequantizes MXFP4 codes to floats (row-major rows x cols): e2m1(code) * e8m0(scale).
 /// (The NVFP4 counterpart is nvfp4_dequantize in reference/nvfp4.h.)

@@ -13,7 +13,8 @@ Nvfp4Tensor nvfp4_quantize(const float* x, int rows, int cols) {
   // The recipe lives once, in the reference quantizer (its rule 0); this keeps the codes,
   // scales and global scale and drops the tie information.
   Nvfp4Tensor t;
-  QuantizedFp4 q = nvfp4_quantize_ref(x, rows, cols, kNvfp4RuleStatic6);
+  QuantizedFp4 q =
+      nvfp4_quantize_ref(x, rows, cols, kNvfp4RuleStatic6, 0, Fp4RefOutputs{false, false});
   if (q.rows == 0) return t;  // precondition violated: empty
   t.rows = q.rows;
   t.cols = q.cols;

@@ -470,7 +470,7 @@ TEST(Fp4QuantizeRule0, AllZeroTensorAndBlocks) {
   }
 }
 
-TEST(Fp4QuantizeRule0, WithoutTheGlobalScaleNeighboursOnlyThoseAreLeftOut) {
+TEST(Fp4QuantizeRule0, LeftOutOutputsAreEmptyAndTheOthersUnchanged) {
   // Gaussian blocks, and (rule 0: amax 10.5, so gs = 256) one block of exactly hit E2M1
   // midpoints under power-of-two scales, where the neighbours' masks add codes.
   std::mt19937 rng(11);
@@ -482,8 +482,18 @@ TEST(Fp4QuantizeRule0, WithoutTheGlobalScaleNeighboursOnlyThoseAreLeftOut) {
   for (int i = 0; i < 16; ++i) x[16 + i] = (i % 2 ? -1.0f : 1.0f) * mids[i % 8] / 256.0f;
   for (int rule : {kNvfp4RuleStatic6, kNvfp4RuleFourOverSix}) {
     const QuantizedFp4 all = nvfp4_quantize_ref(x.data(), 8, 96, rule);
-    const QuantizedFp4 lean = nvfp4_quantize_ref(x.data(), 8, 96, rule, 0, false);
+    const QuantizedFp4 lean = nvfp4_quantize_ref(x.data(), 8, 96, rule, 0, {false, true});
     EXPECT_TRUE(lean.element_accept_gs_up.empty() && lean.element_accept_gs_down.empty());
+    // Without the tie codes too (the judge's form): those two are empty, the rest as before.
+    const QuantizedFp4 judge = nvfp4_quantize_ref(x.data(), 8, 96, rule, 0, {false, false});
+    EXPECT_TRUE(judge.packed_alt.empty() && judge.element_tie.empty());
+    for (const auto field :
+         {&QuantizedFp4::packed, &QuantizedFp4::scales, &QuantizedFp4::scales_alt,
+          &QuantizedFp4::scale_tie, &QuantizedFp4::scale_options, &QuantizedFp4::chose_four}) {
+      EXPECT_EQ(judge.*field, all.*field) << rule;
+    }
+    EXPECT_EQ(judge.element_accept, all.element_accept) << rule;
+    EXPECT_EQ(judge.global_scale, all.global_scale) << rule;
     if (rule == kNvfp4RuleStatic6) {
       EXPECT_NE(all.element_accept_gs_up, all.element_accept) << "no midpoint was hit";
       EXPECT_NE(all.element_accept_gs_down, all.element_accept) << "no midpoint was hit";
@@ -839,6 +849,23 @@ TEST(Fp4QuantizeMx, OtherOrdersAgreeExactlyAndNoElementSaturates) {
       }
     }
   }
+}
+
+TEST(Fp4QuantizeMx, LeftOutOutputsAreEmptyAndTheOthersUnchanged) {
+  std::mt19937 rng(12);
+  const std::vector<float> x = NaturalTensor(&rng, 8, 256);
+  const QuantizedFp4 all = mxfp4_quantize_ref(x.data(), 8, 256);
+  EXPECT_EQ(all.packed_alt, all.packed);  // no ties: the alternatives are the codes
+  EXPECT_EQ(all.element_accept_gs_up, all.element_accept);
+  EXPECT_EQ(all.element_accept_gs_down, all.element_accept);
+  const QuantizedFp4 lean = mxfp4_quantize_ref(x.data(), 8, 256, 0, {false, false});
+  EXPECT_TRUE(lean.packed_alt.empty() && lean.element_tie.empty());
+  EXPECT_TRUE(lean.element_accept_gs_up.empty() && lean.element_accept_gs_down.empty());
+  for (const auto field : {&QuantizedFp4::packed, &QuantizedFp4::scales, &QuantizedFp4::scales_alt,
+                           &QuantizedFp4::scale_tie, &QuantizedFp4::scale_options}) {
+    EXPECT_EQ(lean.*field, all.*field);
+  }
+  EXPECT_EQ(lean.element_accept, all.element_accept);
 }
 
 TEST(Fp4QuantizeMx, OneHugeOutlier) {
