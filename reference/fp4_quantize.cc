@@ -96,12 +96,22 @@ enum class ElementFormula {
   kFourOverSix  // v = x * (1.0f / (ds * S))
 };
 
+// The pinned element formula under block scale S, before E2M1 rounding: x * gs / S (rule 0)
+// or x * (1 / (ds * S)) (rule 1, the reciprocal taken once a block).
+struct ElementScaling {
+  ElementScaling(ElementFormula f, float gs, float ds, float s)
+      : f(f), gs(gs), s(s), r(f == ElementFormula::kFourOverSix ? 1.0f / (ds * s) : 0.0f) {}
+  float operator()(float x) const { return f == ElementFormula::kStatic6 ? x * gs / s : x * r; }
+  ElementFormula f;
+  float gs, s, r;
+};
+
 Variant QuantizeBlock(const float* x, int n, uint8_t scale_code, ElementFormula f, float gs,
                       float ds) {
   Variant var;
   var.scale = scale_code;
   const float s = e4m3_decode(scale_code);
-  const float r = f == ElementFormula::kFourOverSix ? 1.0f / (ds * s) : 0.0f;
+  const ElementScaling scaled(f, gs, ds, s);
   // With gs and S powers of two, x * gs / S and every reordering of it is exact.
   const bool exact = IsPowerOfTwo(gs) && IsPowerOfTwo(s);
   for (int i = 0; i < n; ++i) {
@@ -109,8 +119,7 @@ Variant QuantizeBlock(const float* x, int n, uint8_t scale_code, ElementFormula 
       var.elem[i] = Rounded{0, 0, 0};
       continue;
     }
-    const float v = f == ElementFormula::kStatic6 ? x[i] * gs / s : x[i] * r;
-    var.elem[i] = E2m1Round(v, exact);
+    var.elem[i] = E2m1Round(scaled(x[i]), exact);
   }
   return var;
 }
@@ -241,7 +250,8 @@ bool PlainCodes(const float* v, int n, uint8_t* code) {
 }
 
 // Writes a block with one plausible answer (no scale or element tie, no exactly hit
-// midpoint): what Fold writes for a single variant whose codes have no alternatives.
+// midpoint): what Fold writes for a single variant whose codes have no alternatives, and
+// every MXFP4 block.
 void WritePlain(const uint8_t* code, int n, uint8_t scale, size_t blk, QuantizedFp4* q) {
   std::fill_n(q->scale_options.begin() + blk * kMaxScaleOptions, kMaxScaleOptions, scale);
   q->scales[blk] = q->scales_alt[blk] = scale;
@@ -268,9 +278,9 @@ bool PlainCandidate(const float* x, int n, uint8_t scale, ElementFormula f, floa
     std::fill_n(code, n, 0);
     return true;
   }
-  const float r = f == ElementFormula::kFourOverSix ? 1.0f / (ds * s) : 0.0f;
+  const ElementScaling scaled(f, gs, ds, s);
   float v[kMaxBlock];
-  for (int i = 0; i < n; ++i) v[i] = f == ElementFormula::kStatic6 ? x[i] * gs / s : x[i] * r;
+  for (int i = 0; i < n; ++i) v[i] = scaled(x[i]);
   return PlainCodes(v, n, code);
 }
 
@@ -452,25 +462,12 @@ QuantizedFp4 mxfp4_quantize_ref(const float* x, int rows, int cols, int threads,
   ForEachBlock(blocks, threads, [&](size_t blk) {
     const float* xb = x + blk * 32;
     const uint8_t sc = e8m0_encode_round_up(AbsMax(xb, 32) / 6.0f);
-    q.scales[blk] = q.scales_alt[blk] = sc;
-    std::fill_n(q.scale_options.begin() + blk * kMaxScaleOptions, kMaxScaleOptions, sc);
     const float s = e8m0_decode(sc);
     uint8_t code[32] = {};  // scale code 0: an all-zero block (for BF16 inputs), codes 0
     if (sc != 0) {
       for (int i = 0; i < 32; ++i) code[i] = e2m1_encode_rne(xb[i] / s);
     }
-    const size_t first = blk * 32;
-    for (int i = 0; i < 32; i += 2) {
-      q.packed[(first + i) / 2] = static_cast<uint8_t>(code[i] | (code[i + 1] << 4));
-    }
-    for (int i = 0; i < 32; ++i) q.element_accept[first + i] = static_cast<uint16_t>(1u << code[i]);
-    // No ties: the alternatives are the codes themselves (element_tie stays 0).
-    if (!q.packed_alt.empty()) {
-      std::copy_n(q.packed.begin() + first / 2, 16, q.packed_alt.begin() + first / 2);
-    }
-    if (q.element_accept_gs_up.empty()) return;
-    std::copy_n(q.element_accept.begin() + first, 32, q.element_accept_gs_up.begin() + first);
-    std::copy_n(q.element_accept.begin() + first, 32, q.element_accept_gs_down.begin() + first);
+    WritePlain(code, 32, sc, blk, &q);  // no ties in MXFP4: one answer a block
   });
   return q;
 }

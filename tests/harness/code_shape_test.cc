@@ -8,12 +8,12 @@
 #include <cctype>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "harness/process.h"
 #include "tests/test_util.h"
 
 namespace fp4arena {
@@ -216,10 +216,9 @@ TEST(CodeShape, NoFunctionInHarnessIsLongerThan80Lines) {
   for (const fs::directory_entry& e : fs::directory_iterator(dir)) {
     std::string ext = e.path().extension().string();
     if (ext != ".cc" && ext != ".h" && ext != ".cu" && ext != ".cuh") continue;
-    std::ifstream in(e.path());
-    std::stringstream text;
-    text << in.rdbuf();
-    for (const FunctionSpan& f : function_spans(text.str())) {
+    std::string text, err;
+    ASSERT_TRUE(read_file(e.path().string(), &text, &err)) << err;
+    for (const FunctionSpan& f : function_spans(text)) {
       ++functions;
       longest = std::max(longest, f.lines());
       if (f.lines() > kMaxFunctionLines) {
