@@ -1,12 +1,9 @@
-// lean.cuh: lean_encode.cu's encoder of one block of 16, for the rungs built on it
-// (one_launch.cu): E2M1 rounding on FP32 bits with ties half up where the challenge's oracle
-// accepts either neighbour, rule 1 in block units, sign nibbles by byte permutes.
-// lean_encode.cu's header says what each step saves and why it is exact; the formulas are the
-// pinned ones of challenges/nvfp4_quantize/README.md. The judge hashes this header into a
-// rung's cache key and lists it in its record.
-// lean_encode.cu still holds its own copy of these steps: its record was judged on that text.
-// It is to include this header instead once a GPU machine re-makes that record (the change
-// was built: its PTX is the same but for symbol names).
+// lean.cuh: lean_encode.cu's encoder of one block of 16, for the rungs that include it
+// (lean_encode.cu, one_launch.cu): E2M1 rounding on FP32 bits with ties half up where the
+// challenge's oracle accepts either neighbour, rule 1 in block units, sign nibbles by byte
+// permutes. lean_encode.cu's header says what each step saves and why it is exact; the formulas
+// are the pinned ones of challenges/nvfp4_quantize/README.md. The judge hashes this header into
+// a rung's cache key and lists it in its record.
 #pragma once
 
 #include <cuda_bf16.h>
