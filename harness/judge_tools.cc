@@ -230,8 +230,9 @@ nlohmann::json report_kernels(std::ostream& log, const std::vector<KernelProfile
                               double* total_us_out) {
   auto num = [](double v, int prec) { return v < 0 ? std::string("n/a") : fixed(v, prec); };
   log << "  " << std::left << std::setw(44) << "kernel" << std::right << std::setw(12)
-      << "time (us)" << std::setw(8) << "SM %" << std::setw(10) << "tensor %" << std::setw(9)
-      << "DRAM %" << std::setw(16) << "smem conflicts"
+      << "time (us)" << std::setw(8) << "SM %" << std::setw(9) << "issue %" << std::setw(10)
+      << "tensor %" << std::setw(7) << "L2 %" << std::setw(9) << "DRAM %" << std::setw(16)
+      << "smem conflicts"
       << "  busiest pipe  top stalls (cycles per instruction)"
       << "\n";
   nlohmann::json ks = nlohmann::json::array();
@@ -239,8 +240,9 @@ nlohmann::json report_kernels(std::ostream& log, const std::vector<KernelProfile
   for (const KernelProfile& k : kernels) {
     std::string name = k.name.size() > 42 ? k.name.substr(0, 39) + "..." : k.name;
     log << "  " << std::left << std::setw(44) << name << std::right << std::setw(12)
-        << num(k.duration_us, 1) << std::setw(8) << num(k.sm_pct, 1) << std::setw(10)
-        << num(k.tensor_pct, 1) << std::setw(9) << num(k.dram_pct, 1) << std::setw(16)
+        << num(k.duration_us, 1) << std::setw(8) << num(k.sm_pct, 1) << std::setw(9)
+        << num(k.issue_pct, 1) << std::setw(10) << num(k.tensor_pct, 1) << std::setw(7)
+        << num(k.l2_pct, 1) << std::setw(9) << num(k.dram_pct, 1) << std::setw(16)
         << num(k.bank_conflicts, 0) << "  " << std::left << std::setw(12)
         << (k.busiest_pipe.empty() ? std::string("n/a")
                                    : k.busiest_pipe + " " + num(k.busiest_pipe_pct, 1) + "%")
@@ -256,7 +258,9 @@ nlohmann::json report_kernels(std::ostream& log, const std::vector<KernelProfile
     ks.push_back({{"name", k.name},
                   {"duration_us", k.duration_us},
                   {"sm_throughput_pct", k.sm_pct},
+                  {"issue_active_pct", k.issue_pct},
                   {"tensor_pipe_pct", k.tensor_pct},
+                  {"l2_throughput_pct", k.l2_pct},
                   {"dram_throughput_pct", k.dram_pct},
                   {"shared_bank_conflicts", k.bank_conflicts},
                   {"busiest_pipe", k.busiest_pipe.empty() ? nlohmann::json(nullptr)

@@ -140,7 +140,8 @@ namespace {
 
 // Where ncu's raw CSV keeps each figure a KernelProfile needs (-1: not reported).
 struct NcuColumns {
-  int name = -1, dur = -1, sm = -1, dram = -1, conf = -1, conf_ld = -1, conf_st = -1;
+  int name = -1, dur = -1, sm = -1, issue = -1, l2 = -1, dram = -1, conf = -1, conf_ld = -1,
+      conf_st = -1;
   std::vector<int> tensor;
   std::vector<std::pair<int, std::string>> pipes, stalls;  // column, pipe or stall reason
 };
@@ -156,6 +157,8 @@ NcuColumns ncu_columns(const std::vector<std::string>& header) {
   c.name = col(std::regex("Kernel Name"));
   c.dur = col(std::regex(R"(gpu__time_duration\.sum)"));
   c.sm = col(std::regex(R"(sm__throughput\.avg\.pct_of_peak_sustained_elapsed)"));
+  c.issue = col(std::regex(R"(sm__issue_active\.avg\.pct_of_peak_sustained_elapsed)"));
+  c.l2 = col(std::regex(R"(lts__throughput\.avg\.pct_of_peak_sustained_elapsed)"));
   // Named dram__throughput or gpu__dram_throughput depending on the ncu version.
   c.dram = col(std::regex(R"((gpu__)?dram_{1,2}throughput\.avg\.pct_of_peak_sustained_elapsed)"));
   c.conf = col(std::regex(R"(l1tex__data_bank_conflicts_pipe_lsu_mem_shared\.sum)"));
@@ -198,6 +201,8 @@ KernelProfile ncu_kernel(const NcuColumns& c, const std::vector<std::string>& f,
     if (u == "second" || u == "s") k.duration_us *= 1e6;
   }
   k.sm_pct = at(c.sm);
+  k.issue_pct = at(c.issue);
+  k.l2_pct = at(c.l2);
   k.dram_pct = at(c.dram);
   for (int col : c.tensor) k.tensor_pct = std::max(k.tensor_pct, at(col));
   for (const auto& [col, pipe] : c.pipes) {

@@ -24,7 +24,9 @@ struct KernelProfile {
   std::string name;
   double duration_us = -1;     ///< gpu__time_duration.sum
   double sm_pct = -1;          ///< SM throughput, % of peak
+  double issue_pct = -1;       ///< cycles in which the SM issued an instruction, % of all
   double tensor_pct = -1;      ///< tensor pipe activity, % of peak (best tensor metric found)
+  double l2_pct = -1;          ///< L2 throughput, % of peak
   double dram_pct = -1;        ///< DRAM throughput, % of peak
   double bank_conflicts = -1;  ///< shared-memory bank conflicts (loads + stores)
   /// The SM pipe with the highest issue rate, % of its peak while the SM was active

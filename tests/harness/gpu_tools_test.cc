@@ -54,6 +54,8 @@ TEST(GpuTools, ProfileSummarisesTheKernels) {
   EXPECT_TRUE(rep.good()) << out << "/rev1.ncu-rep was not written";
   EXPECT_NE(r.output.find("nvfp4_matmul_naive"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("tensor %"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("issue %"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("L2 %"), std::string::npos) << r.output;
   // The kernel's row names its largest stall reasons (ncu's WarpStateStats), not "n/a".
   const size_t table = r.output.find("top stalls");
   ASSERT_NE(table, std::string::npos) << r.output;

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include "harness/process.h"
+#include "tests/test_util.h"
+
 namespace fp4arena {
 namespace {
 
@@ -64,11 +67,14 @@ TEST(NcuCsv, ReadsMetricsAndConvertsUnits) {
       "\"sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active\","
       "\"dram__throughput.avg.pct_of_peak_sustained_elapsed\","
       "\"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum\","
-      "\"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum\"\n"
-      "\"\",\"\",\"\",\"nsecond\",\"%\",\"%\",\"%\",\"%\",\"\",\"\"\n"
+      "\"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum\","
+      "\"sm__issue_active.avg.pct_of_peak_sustained_elapsed\","
+      "\"lts__throughput.avg.pct_of_peak_sustained_elapsed\"\n"
+      "\"\",\"\",\"\",\"nsecond\",\"%\",\"%\",\"%\",\"%\",\"\",\"\",\"%\",\"%\"\n"
       "\"0\",\"123\",\"gemm(const unsigned char *, int)\",\"301,234\",\"85.5\",\"0\",\"91.25\","
-      "\"12.5\",\"1,024\",\"0\"\n"
-      "\"1\",\"123\",\"dequant\",\"2,000\",\"40\",\"n/a\",\"n/a\",\"80\",\"0\",\"0\"\n";
+      "\"12.5\",\"1,024\",\"0\",\"35.35\",\"45.51\"\n"
+      "\"1\",\"123\",\"dequant\",\"2,000\",\"40\",\"n/a\",\"n/a\",\"80\",\"0\",\"0\",\"n/a\","
+      "\"n/a\"\n";
   std::vector<KernelProfile> k;
   std::string err;
   ASSERT_TRUE(parse_ncu_raw_csv(csv, &k, &err)) << err;
@@ -78,9 +84,13 @@ TEST(NcuCsv, ReadsMetricsAndConvertsUnits) {
   EXPECT_DOUBLE_EQ(k[0].sm_pct, 85.5);
   EXPECT_DOUBLE_EQ(k[0].tensor_pct, 91.25);  // the best tensor metric present
   EXPECT_DOUBLE_EQ(k[0].dram_pct, 12.5);
+  EXPECT_DOUBLE_EQ(k[0].issue_pct, 35.35);
+  EXPECT_DOUBLE_EQ(k[0].l2_pct, 45.51);
   EXPECT_DOUBLE_EQ(k[0].bank_conflicts, 1024);
   EXPECT_DOUBLE_EQ(k[1].duration_us, 2.0);
   EXPECT_DOUBLE_EQ(k[1].tensor_pct, -1);  // n/a
+  EXPECT_DOUBLE_EQ(k[1].issue_pct, -1);
+  EXPECT_DOUBLE_EQ(k[1].l2_pct, -1);
 }
 
 TEST(NcuCsv, HopperDramMetricName) {
@@ -132,6 +142,34 @@ TEST(NcuCsv, TheTwoLargestStallReasonsAreNamed) {
   EXPECT_DOUBLE_EQ(k[0].top_stalls[0].second, 14.25);
   EXPECT_EQ(k[0].top_stalls[1].first, "short_scoreboard");
   EXPECT_TRUE(k[1].top_stalls.empty());  // zeros and n/a name nothing
+}
+
+// The raw page of a real profile (ncu 2025 on an NVIDIA H200, `--action profile` of
+// w4a8_grouped_gemm's wgmma_fp8_decode.cu at prefill_dsv3_down, 2026-12-03): 1089 columns,
+// ncu's warnings before the header, three kernels.
+TEST(NcuCsv, ReadsARealHopperProfile) {
+  std::string text, err;
+  ASSERT_TRUE(read_file(testing_util::source_dir() + "/tests/data/ncu/h200_w4a8_prefill_raw.csv",
+                        &text, &err))
+      << err;
+  std::vector<KernelProfile> k;
+  ASSERT_TRUE(parse_ncu_raw_csv(text, &k, &err)) << err;
+  ASSERT_EQ(k.size(), 3u);
+  const KernelProfile& g = k[2];
+  EXPECT_EQ(g.name.rfind("<unnamed>::w4a8_wgmma_grouped_kernel(", 0), 0u) << g.name;
+  EXPECT_NEAR(g.duration_us, 2027.9, 0.1);
+  EXPECT_DOUBLE_EQ(g.sm_pct, 53.73);
+  EXPECT_DOUBLE_EQ(g.issue_pct, 35.35);
+  EXPECT_DOUBLE_EQ(g.tensor_pct, 54.54);
+  EXPECT_DOUBLE_EQ(g.l2_pct, 45.51);
+  EXPECT_DOUBLE_EQ(g.dram_pct, 25.43);
+  EXPECT_DOUBLE_EQ(g.bank_conflicts, 2813835);
+  EXPECT_EQ(g.busiest_pipe, "alu");
+  EXPECT_DOUBLE_EQ(g.busiest_pipe_pct, 29.63);
+  ASSERT_EQ(g.top_stalls.size(), 2u);
+  EXPECT_EQ(g.top_stalls[0].first, "long_scoreboard");
+  EXPECT_EQ(g.top_stalls[1].first, "barrier");
+  EXPECT_NEAR(k[1].duration_us, 49.1, 0.1);  // the x prologue
 }
 
 TEST(NcuCsv, NoHeaderIsAnError) {
