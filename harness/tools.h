@@ -24,7 +24,7 @@ struct KernelProfile {
   std::string name;
   double duration_us = -1;     ///< gpu__time_duration.sum
   double sm_pct = -1;          ///< SM throughput, % of peak
-  double issue_pct = -1;       ///< cycles in which the SM issued an instruction, % of all
+  double issue_pct = -1;       ///< issue slots used: % of the schedulers' cycles that issued
   double tensor_pct = -1;      ///< tensor pipe activity, % of peak (best tensor metric found)
   double l2_pct = -1;          ///< L2 throughput, % of peak
   double dram_pct = -1;        ///< DRAM throughput, % of peak
