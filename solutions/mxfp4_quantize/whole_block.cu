@@ -6,8 +6,7 @@
 // Here a thread holds the whole block, so that work is done once per 32 elements. What changed:
 //   - Loads: the thread's four 16-byte pieces are one 64-byte stretch of x. No one load of a
 //     warp covers whole sectors (it takes half of 32 sectors), but the four together do, and
-//     they go through L1 (ld.global.nc with L1 allocation), which serves the later halves. The
-//     next block's pieces are loaded before this block is worked on.
+//     they go through L1 (ld.global.nc with L1 allocation), which serves the later halves.
 //   - The amax of 32 elements on BF16 pairs without shuffles; the scale once a block; one
 //     16-byte store of the codes and one byte of scale per thread, both coalesced in the warp.
 //   - The codes placed by byte permutes: the rounding leaves each code in byte 3 of its word
@@ -15,11 +14,17 @@
 //     higher), three prmt gather four of them, and the sign bits join by one LOP3 per four.
 //   - An all-zero block takes the same path (its codes are 0 and its sign bits are masked off)
 //     instead of a branch.
-//   - Measured on an H200 (2026-12-03, --action run): the same loads without L1 allocation
-//     (ld.global.nc.L1::no_allocate, lean_encode.cu's) took 43.6 us on table5_weights against
-//     39.2; a grid sized so that every thread did the same number of blocks (629 blocks of 256
-//     instead of a full wave of 660, whose last round finds half of the threads idle) took
-//     39.2 us against 38.7.
+//   - Measured on an H200 (2026-12-03, --action run, one block a round): the same loads without
+//     L1 allocation (ld.global.nc.L1::no_allocate, lean_encode.cu's) took 43.6 us on
+//     table5_weights against 39.2; a grid sized so that every thread did the same number of
+//     blocks (629 CTAs of 256 instead of a full wave of 660, whose last round finds half of
+//     the threads idle) took 39.2 us against 38.7.
+//   - Two blocks a round: 128 B of x in flight per thread while the two before it are encoded.
+//     Measured on an H200 (2026-12-03, --action run, two rounds, table5_weights / activations):
+//     one block a round (48 registers, five CTAs per SM) 38.6-38.9 / 40.1 us; two a round at
+//     128 registers (two CTAs per SM) 38.3-38.4 / 39.7; at 80 registers (launch bounds without
+//     the minimum: three CTAs per SM) 40.9-41.0 / 42.1-42.2; held to 64 registers (four CTAs,
+//     104 B of spills) 59.6-59.9 / 61.0-61.4.
 // The rule is the pinned one of challenges/mxfp4_quantize/README.md.
 //
 //   run:  scripts/run_challenge challenges/mxfp4_quantize --solution
@@ -134,24 +139,33 @@ __device__ __forceinline__ void load_block(const uint4* p, uint4 (&v)[4]) {
   for (int u = 0; u < 4; ++u) v[u] = __ldg(p + u);
 }
 
-// Thread t of the grid handles blocks t, t + stride, ...; Index is 32-bit where that holds.
+// Thread t of the grid handles blocks t, t + stride, ... two a round (b and b + stride, with
+// stride = threads in the grid), the next round's two loaded before this round's are worked on.
+// Index is 32-bit where that holds. The explicit minimum of one CTA per SM lets ptxas take 128
+// registers (two CTAs of 256 per SM); see the header for what the register budget does.
 template <typename Index>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, 1)
     quantize_kernel(const uint4* x, uint4* q, uint8_t* scales, Index blocks, Multipliers k) {
   const Index stride = Index(gridDim.x) * kThreads;
   Index b = Index(blockIdx.x) * kThreads + threadIdx.x;
   if (b >= blocks) return;
-  uint4 v[4];
+  uint4 v[4], w[4];
   load_block(x + b * 4, v);
+  if (b + stride < blocks) load_block(x + (b + stride) * 4, w);
   for (;;) {
-    const Index next = b + stride;
-    uint4 n[4];
+    const Index next = b + 2 * stride;
+    uint4 n[4], m[4];
     if (next < blocks) load_block(x + next * 4, n);
+    if (next + stride < blocks) load_block(x + (next + stride) * 4, m);
     quantize_block(v, q + b, scales + b, k);
+    if (b + stride < blocks) quantize_block(w, q + b + stride, scales + b + stride, k);
     if (next >= blocks) break;
     b = next;
 #pragma unroll
-    for (int u = 0; u < 4; ++u) v[u] = n[u];
+    for (int u = 0; u < 4; ++u) {
+      v[u] = n[u];
+      w[u] = m[u];
+    }
   }
 }
 
